@@ -1,0 +1,1 @@
+"""Benchmarks: the eval harness, model-backed policies, paper-style tables and throughput figures."""

@@ -1,0 +1,46 @@
+"""MagicAgent environments. Importing this package registers every `magic/` id with Gymnasium.
+
+    >>> import gymnasium, magic_envs
+    >>> env = gymnasium.make("magic/Calendar-v0")
+    >>> observation, info = env.reset(seed=0)
+    >>> _, reward, terminated, _, info = env.step(env.unwrapped.oracle_action())
+    >>> reward, terminated, info["success"]
+    (1.0, True, True)
+
+`gymnasium.make("magic_envs:magic/Calendar-v0")` works without importing this package first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gymnasium.envs.registration import register, registry
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """One row of the table of contents: what `magic list` shows and Gymnasium registers."""
+
+    entry_point: str
+    family: str
+    summary: str
+    max_episode_steps: int
+
+
+ENVS: dict[str, EnvEntry] = {
+    "magic/Calendar-v0": EnvEntry(
+        "magic_envs.scheduling.calendar:CalendarEnv", "scheduling",
+        "Find the meeting slot that fits every participant's calendar and preferences (NATURAL PLAN).", 3),
+    "magic/Meeting-v0": EnvEntry(
+        "magic_envs.scheduling.meeting:MeetingEnv", "scheduling",
+        "Plan a day of travel to meet as many friends as possible within their windows (NATURAL PLAN).", 3),
+    "magic/Trip-v0": EnvEntry(
+        "magic_envs.scheduling.trip:TripEnv", "scheduling",
+        "Plan a multi-city trip with fixed stays, events and direct flights only (NATURAL PLAN).", 3),
+}
+
+for _env_id, _entry in ENVS.items():
+    if _env_id not in registry:
+        register(id=_env_id, entry_point=_entry.entry_point, max_episode_steps=_entry.max_episode_steps)
+
+__all__ = ["ENVS", "EnvEntry"]
