@@ -48,14 +48,14 @@ def rollout(env: gym.Env, policy, seed: int | None = None, options: dict | None 
     observation, info = env.reset(seed=seed, options=options)
     if hasattr(policy, "begin"):
         policy.begin(env)
-    chat = Conversation(info["instructions"], info["tools"], native_tools=native_tools, keep_think=keep_think)
+    tools = info["tools"]
+    chat = Conversation(info["instructions"], tools, native_tools=native_tools, keep_think=keep_think)
     chat.add_observation(observation, info["role"])
     spec = env.spec
-    episode = Episode(spec.id if spec else type(env.unwrapped).__name__, seed, info["task_id"], chat.history,
-                      info["tools"])
+    episode = Episode(spec.id if spec else type(env.unwrapped).__name__, seed, info["task_id"], chat.history, tools)
     limit = max_steps or (spec.max_episode_steps if spec and spec.max_episode_steps else 100)
     for _ in range(limit):
-        action = policy.act(chat.messages, info["tools"])
+        action = policy.act(chat.messages, tools)
         chat.add_action(action)
         observation, reward, terminated, truncated, info = env.step(action)
         episode.actions.append(action)

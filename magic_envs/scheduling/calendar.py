@@ -63,6 +63,10 @@ def busy_runs(mask: int) -> list[tuple[int, int]]:
     return runs
 
 
+def _covers(slot: tuple[int, int], length: int, day: int, cell: int) -> bool:
+    return slot[0] == day and slot[1] <= cell < slot[1] + length
+
+
 def union(busy: list[list[int]], n_days: int) -> list[int]:
     """Per day, the cells where anyone is busy."""
     days = [0] * n_days
@@ -146,9 +150,11 @@ class CalendarEnv(MagicEnv):
         names = pick(rng, PEOPLE[vocab_split(self.split)], draw(rng, self.people))
         n_days, duration = draw(rng, self.days), int(rng.choice(self.durations))
         length = duration // CELL
-        gold = (int(rng.integers(n_days)), int(rng.integers(CELLS - length + 1)))
-        busy = self._random_calendars(rng, len(names), n_days, gold, length)
-        prefs = self._random_preferences(rng, len(names), n_days, gold, length)
+        per_day = CELLS - length + 1
+        gold = divmod(int(rng.integers(1, n_days * per_day)), per_day)  # any slot but the very first
+        decoy = divmod(int(rng.integers(gold[0] * per_day + gold[1])), per_day)
+        busy = self._random_calendars(rng, len(names), n_days, [gold, decoy], length)
+        prefs = self._random_preferences(rng, len(names), n_days, gold, length) + [self._rule_out(rng, len(names), decoy, gold)]
         earliest = bool(rng.random() < 0.5)
         # Block every other slot a lenient reader could pick (only the earlier ones when asking for the
         # earliest availability), so the strict and the lenient reading both lead to the gold slot.
@@ -156,7 +162,8 @@ class CalendarEnv(MagicEnv):
         for day, start in feasible_slots(taken, prefs, length, strict=False):
             if (day, start) == gold or (earliest and (day, start) > gold) or taken[day] & span(start, length):
                 continue  # the answer, a later slot we may keep, or blocked already by an earlier block
-            cells = [c for c in range(start, start + length) if day != gold[0] or not gold[1] <= c < gold[1] + length]
+            cells = [c for c in range(start, start + length) if not _covers(gold, length, day, c)]
+            cells = [c for c in cells if not _covers(decoy, length, day, c)] or cells  # keep the decoy free if we can
             bit = 1 << cells[int(rng.integers(len(cells)))]
             busy[int(rng.integers(len(names)))][day] |= bit
             taken[day] |= bit
@@ -173,20 +180,37 @@ class CalendarEnv(MagicEnv):
                         "end": DAY_START + (gold[1] + length) * CELL}
         return task
 
-    def _random_calendars(self, rng, n_people, n_days, gold, length) -> list[list[int]]:
-        """Random meetings of 30 to 120 minutes, about `density` of each day, none over the gold slot."""
+    def _rule_out(self, rng, n_people, decoy, gold) -> dict:
+        """A preference that excludes the decoy (free in every calendar, earlier than the gold) but not the
+        gold, so "the first slot where all calendars are free" is never the answer: preferences matter."""
+        person = int(rng.integers(n_people))
+        if decoy[0] == gold[0]:
+            return {"person": person, "kind": "before", "day": decoy[0], "cell": int(rng.integers(decoy[1], gold[1])) + 1}
+        kinds = ["not_day"] + (["before"] if decoy[1] < CELLS - 1 else []) + (["after"] if decoy[1] > 0 else [])
+        kind = kinds[int(rng.integers(len(kinds)))]
+        if kind == "before":  # starts before the cell are out
+            cell = int(rng.integers(decoy[1] + 1, CELLS))
+        elif kind == "after":  # both readings of "after" exclude the decoy: it starts at or after the cell
+            cell = int(rng.integers(1, decoy[1] + 1))
+        else:
+            cell = 0
+        return {"person": person, "kind": kind, "day": decoy[0], "cell": cell}
+
+    def _random_calendars(self, rng, n_people, n_days, keep_free, length) -> list[list[int]]:
+        """Random meetings of 30 to 120 minutes, about `density` of each day, none over the kept slots."""
         counts = rng.poisson(self.density * CELLS / 2.5, size=n_people * n_days).tolist()
         starts = rng.integers(CELLS, size=sum(counts)).tolist()
         lengths = rng.integers(1, 5, size=sum(counts)).tolist()
-        full, keep = span(0, CELLS), ~span(gold[1], length)
+        keep = [span(0, CELLS)] * n_days
+        for day, start in keep_free:
+            keep[day] &= ~span(start, length)
         busy, k = [[0] * n_days for _ in range(n_people)], 0
         for i, count in enumerate(counts):
             p, d = divmod(i, n_days)
             for s, n in zip(starts[k:k + count], lengths[k:k + count]):
-                busy[p][d] |= span(s, n) & full
+                busy[p][d] |= span(s, n)
+            busy[p][d] &= keep[d]
             k += count
-            if d == gold[0]:
-                busy[p][d] &= keep
         return busy
 
     def _random_preferences(self, rng, n_people, n_days, gold, length) -> list[dict]:
