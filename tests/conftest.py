@@ -13,13 +13,7 @@ SHARED_DATA = Path(os.environ.get("MAGIC_SHARED_DATA", Path(__file__).resolve().
 
 
 def splits_of(env_id: str) -> tuple[str, ...]:
-    return gymnasium.spec(env_id).entry_point and _env_class(env_id).splits
-
-
-def _env_class(env_id: str):
-    from gymnasium.envs.registration import load_env_creator
-
-    return load_env_creator(gymnasium.spec(env_id).entry_point)
+    return gymnasium.make(env_id).unwrapped.splits
 
 
 @pytest.fixture(params=MAGIC_IDS)

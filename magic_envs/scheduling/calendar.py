@@ -136,8 +136,8 @@ class CalendarEnv(MagicEnv):
                  preferences: float = 0.3, render_mode: str | None = None):
         super().__init__(split=split, render_mode=render_mode)
         ood = vocab_split(split) == "ood"
-        self.people = knob_range(people or ([4, 7] if ood else [2, 5]), "people", 1, 10)
-        self.days = knob_range(days or ([2, 5] if ood else [1, 3]), "days", 1, len(WEEKDAYS))
+        self.people = knob_range(([4, 7] if ood else [2, 5]) if people is None else people, "people", 1, 10)
+        self.days = knob_range(([2, 5] if ood else [1, 3]) if days is None else days, "days", 1, len(WEEKDAYS))
         self.durations = [duration] if isinstance(duration, int) else list(duration)
         if not self.durations or any(d not in DURATION_WORDS for d in self.durations):
             raise ValueError(f"duration must be one of {sorted(DURATION_WORDS)} minutes or a list of them")

@@ -1,0 +1,169 @@
+"""Invariants every `magic/` env must keep (DESIGN.md §8), parametrized over the whole registry."""
+
+import json
+import os
+import pickle
+import warnings
+from pathlib import Path
+
+import gymnasium
+import pytest
+from gymnasium.utils.env_checker import check_env
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import MAGIC_IDS, splits_of
+
+INFO_KEYS = {"success", "score", "valid", "error", "role", "task_id", "metrics"}
+ORACLE_SEEDS = int(os.environ.get("MAGIC_ORACLE_SEEDS", 50))  # per id and split; benchmarks/ sweeps 200
+GOLDEN = Path(__file__).parent / "golden"
+
+JUNK = st.one_of(
+    st.text(max_size=400),
+    st.text(max_size=200).map(lambda s: f"<tool_call>{s}</tool_call>"),
+    st.text(max_size=40).map(lambda s: json.dumps({"name": s, "arguments": {}})).map(
+        lambda s: f"<tool_call>{s}</tool_call>"),
+    st.sampled_from([
+        '<tool_call>{"name": 5, "arguments": []}</tool_call>',
+        '<tool_call>{"name": "f", "arguments": {"a": }}</tool_call>',
+        "<tool_call>", "</tool_call>", "<think>", "<think></think>", "", " \n\t ",
+        "Here is the proposed time: Funday, 99:99 - 25:61",
+        "SOLUTION: You meet Nobody for 9999 minutes from 25:00PM to 1:00AM.",
+        "**Day 1-999:** Visit Atlantis.\n**Day 3:** Fly from Atlantis to Mu.",
+        "x" * 1_000_000,
+        "日本語の答え、" * 100_000,
+        "Monday, 9:00 - 9:30 " * 50_000,
+    ]),
+)
+
+
+def make(env_id, split="train"):
+    return gymnasium.make(env_id, split=split)
+
+
+def check_info(info, reset=False):
+    expected = INFO_KEYS | ({"tools", "instructions"} if reset else set())
+    assert set(info) == expected
+    assert isinstance(info["success"], bool) and isinstance(info["score"], float) and 0.0 <= info["score"] <= 1.0
+    assert isinstance(info["valid"], bool) and isinstance(info["error"], str) and info["role"] in ("user", "tool")
+    assert all(isinstance(v, float) for v in info["metrics"].values())
+
+
+@pytest.mark.parametrize("env_id", MAGIC_IDS)
+def test_check_env_without_warnings(env_id):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(make(env_id).unwrapped)
+
+
+@pytest.mark.parametrize("env_id", MAGIC_IDS)
+def test_same_seed_same_trajectory(env_id):
+    def trajectory():
+        env, out = make(env_id), []
+        for seed in (1, 2):
+            obs, info = env.reset(seed=seed)
+            out.append((obs, info))
+            for action in ("not an answer", "<tool_call>{}</tool_call>", env.unwrapped.oracle_action()):
+                out.append(env.step(action))
+        return out
+
+    assert trajectory() == trajectory()
+
+
+@pytest.mark.parametrize("env_id", MAGIC_IDS)
+def test_oracle_solves_every_split(env_id):
+    for split in splits_of(env_id):
+        env = make(env_id, split)
+        for seed in range(ORACLE_SEEDS):
+            env.reset(seed=seed)
+            _, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+            assert (reward, terminated, info["success"], info["valid"]) == (1.0, True, True, True), (split, seed, info)
+
+
+@pytest.mark.parametrize("env_id", MAGIC_IDS)
+def test_splits_never_share_a_task(env_id):
+    seen = {}
+    for split in splits_of(env_id):
+        env = make(env_id, split)
+        for seed in range(60):
+            seen.setdefault(env.reset(seed=seed)[1]["task_id"], set()).add(split)
+    assert all(len(s) == 1 for s in seen.values())
+
+
+@pytest.mark.parametrize("env_id", MAGIC_IDS)
+def test_pinned_task_rebuilds_the_instance(env_id):
+    env = make(env_id)
+    obs, info = env.reset(seed=7)
+    task = json.loads(json.dumps(env.unwrapped.task))
+    other = make(env_id, "ood")
+    assert other.reset(seed=123, options={"task": task}) == (obs, info)
+    with pytest.raises((ValueError, TypeError)):
+        env.reset(options={"task": {"not": "a task"}})
+
+
+@pytest.mark.parametrize("env_id", MAGIC_IDS)
+def test_make_vec(env_id):
+    vec = gymnasium.make_vec(env_id, num_envs=3, vectorization_mode="sync")
+    obs, info = vec.reset(seed=[0, 1, 2])
+    assert len(obs) == 3 and all(isinstance(o, str) for o in obs)
+    actions = tuple(e.unwrapped.oracle_action() for e in vec.envs)
+    _, rewards, terminated, _, info = vec.step(actions)
+    assert rewards.tolist() == [1.0, 1.0, 1.0] and terminated.all() and info["success"].all()
+    vec.close()
+
+
+@pytest.mark.parametrize("env_id", MAGIC_IDS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(action=JUNK)
+def test_junk_actions_never_raise_and_score_zero(env_id, action):
+    env = make(env_id)
+    _, info = env.reset(seed=0)
+    check_info(info, reset=True)
+    for _ in range(2):
+        obs, reward, terminated, truncated, info = env.step(action)
+        check_info(info)
+        assert isinstance(obs, str) and reward == 0.0 and info["score"] == 0.0 and not info["success"]
+        if terminated or truncated:
+            break
+
+
+@pytest.mark.parametrize("env_id", MAGIC_IDS)
+def test_invalid_actions_leave_the_state_unchanged(env_id):
+    env = make(env_id)
+    env.reset(seed=5)
+    oracle = env.unwrapped.oracle_action()
+    for junk in ("<think>only thinking</think>", '<tool_call>{"name": "f", "arguments": {}}</tool_call>'):
+        obs, reward, terminated, _, info = env.step(junk)
+        assert not terminated and not info["valid"] and info["error"] and obs.startswith(("Error:", "<tool_response>"))
+    _, reward, terminated, _, info = env.step(oracle)
+    assert reward == 1.0 and terminated and info["success"]
+
+
+@pytest.mark.parametrize("env_id", MAGIC_IDS)
+def test_stepping_after_the_end_is_an_invalid_transition(env_id):
+    env = make(env_id).unwrapped
+    env.reset(seed=1)
+    env.step(env.oracle_action())
+    _, reward, terminated, _, info = env.step("again")
+    check_info(info)
+    assert terminated and not info["valid"] and info["score"] == 1.0 and reward == 1.0
+
+
+@pytest.mark.parametrize("env_id", MAGIC_IDS)
+def test_pickling_keeps_the_episode(env_id):
+    env = make(env_id)
+    env.reset(seed=3)
+    clone = pickle.loads(pickle.dumps(env))
+    action = env.unwrapped.oracle_action()
+    assert clone.step(action) == env.step(action)
+
+
+@pytest.mark.parametrize("env_id", MAGIC_IDS)
+def test_golden_first_observation(env_id):
+    """Silent drift in generation fails here; a deliberate change bumps the version and the golden file."""
+    path = GOLDEN / (env_id.replace("/", "_") + ".json")
+    current = {split: make(env_id, split).reset(seed=0)[0] for split in splits_of(env_id)}
+    if os.environ.get("MAGIC_UPDATE_GOLDEN"):
+        path.write_text(json.dumps(current, indent=1, ensure_ascii=False) + "\n")
+    assert path.exists(), f"no golden file; create it with MAGIC_UPDATE_GOLDEN=1 pytest {__file__}"
+    assert json.loads(path.read_text()) == current
