@@ -7,11 +7,11 @@ import importlib
 import inspect
 import sys
 
-# name -> (module with a `main(argv)`, one-line help). Heavy modules are imported only when chosen.
+# name -> ("module:function(argv) -> exit code", one-line help). Modules are imported only when chosen.
 COMMANDS = {
-    "list": ("magic_envs.cli", "list every magic/ env id with its family, knobs and a description"),
-    "play": ("magic_envs.cli", "play an env in the terminal as a human"),
-    "eval": ("benchmarks.eval", "run a policy over envs and print success and score"),
+    "list": ("magic_envs.cli:list_main", "list every magic/ env id with its family, knobs and a description"),
+    "play": ("magic_envs.cli:play_main", "play an env in the terminal as a human"),
+    "eval": ("benchmarks.eval:main", "run a policy over envs and print success and score"),
 }
 
 
@@ -25,8 +25,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\nmagic: unknown command {argv[0]!r}", file=sys.stderr)
             return 2
         return 0
-    module = importlib.import_module(COMMANDS[argv[0]][0])
-    return getattr(module, f"{argv[0]}_main" if module.__name__ == __name__ else "main")(argv[1:]) or 0
+    module, function = COMMANDS[argv[0]][0].split(":")
+    return getattr(importlib.import_module(module), function)(argv[1:]) or 0
 
 
 def resolve_env_id(env_id: str) -> str:
@@ -100,3 +100,7 @@ def play_main(argv: list[str]) -> int:
         if terminated or truncated:
             print(f"episode over: reward={reward} success={info['success']} metrics={info['metrics']}")
             return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
