@@ -167,3 +167,12 @@ def test_golden_first_observation(env_id):
         path.write_text(json.dumps(current, indent=1, ensure_ascii=False) + "\n")
     assert path.exists(), f"no golden file; create it with MAGIC_UPDATE_GOLDEN=1 pytest {__file__}"
     assert json.loads(path.read_text()) == current
+
+
+@pytest.mark.parametrize("env_id", MAGIC_IDS)
+def test_ansi_render_shows_the_transcript(env_id):
+    env = gymnasium.make(env_id, render_mode="ansi")
+    prompt, _ = env.reset(seed=2)
+    env.step(env.unwrapped.oracle_action())
+    text = env.render()
+    assert text.startswith("[user]\n" + prompt) and "[assistant]" in text
