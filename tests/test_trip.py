@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from magic_envs.scheduling.common import CITIES
-from magic_envs.scheduling.trip import TripEnv, check_plan, plan_text, solve
-from magic_envs.scheduling.trip_official import first_range_end, last_flight, official_score, parse_response
+from magic_envs.scheduling.trip import TripEnv, check_plan, solve
+from magic_envs.scheduling.trip_official import (first_range_end, last_flight, official_score, parse_response,
+                                                  plan_text)
 from magic_envs.scheduling.trip_reader import read_prompt, solutions, solve_from_prompt
 
 ID = "magic/Trip-v0"
