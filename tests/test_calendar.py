@@ -148,3 +148,25 @@ def test_hand_written_task_without_gold_is_solved_and_checked():
     task["busy"]["Ann"]["Monday"] = [[540, 780], [810, 1020]]
     env.reset(options={"task": task})
     assert env.unwrapped.oracle_action() == "Here is the proposed time: Monday, 13:00 - 13:30"
+
+
+def test_published_natural_plan_records_load_and_score_officially():
+    import json
+    from pathlib import Path
+
+    records = json.loads((Path(__file__).parent / "data" / "natural_plan_records.json").read_text())
+    env = gymnasium.make("magic/Calendar-v0")
+    for name in ("calendar_scheduling_example_669", "calendar_scheduling_example_543"):
+        record = records[name]
+        prompt, _ = env.reset(options={"task": record})
+        assert prompt == record.get("prompt_5shot", record["prompt_0shot"])
+        assert env.unwrapped.oracle_action() == record["golden_plan"].strip()
+        assert env.step(record["golden_plan"])[1] == 1.0
+    # Gemini's published answer to 669 is wrong officially, yet it fits every stated constraint: the
+    # published gold is not the only feasible slot, which the strict metric makes visible.
+    record = records["calendar_scheduling_example_669"]
+    env.reset(options={"task": record})
+    _, reward, _, _, info = env.step(record["pred_5shot_pro"])
+    assert reward == 0.0 and info["metrics"]["feasible"] == 1.0
+    env.reset(options={"task": record})
+    assert env.step("Here is the proposed time: Monday, 16:00 - 16:30")[4]["metrics"]["feasible"] == 0.0  # after 14:00

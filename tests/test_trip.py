@@ -314,3 +314,34 @@ def test_strict_checker_counts_each_rule():
     # Dublin->Paris not listed, Paris unknown, Dublin twice, Vilnius missing, Dublin's and Vilnius's stays,
     # Vilnius's event, 13 days (Riga->Dublin is fine: "Dublin and Riga" flies both ways)
     assert (bad, total) == (8, 10)
+
+
+def test_published_natural_plan_records_load_and_score_officially():
+    import json
+    from pathlib import Path
+
+    records = json.loads((Path(__file__).parent / "data" / "natural_plan_records.json").read_text())
+    env = gymnasium.make("magic/Trip-v0")
+    for name in ("trip_planning_example_92", "trip_planning_example_1088"):
+        record = records[name]
+        prompt, _ = env.reset(options={"task": record})
+        assert prompt == record.get("prompt_5shot", record["prompt_0shot"])
+        _, reward, _, _, info = env.step(record["golden_plan"])
+        assert reward == 1.0 and info["metrics"]["violations"] == 0.0
+        env.reset(options={"task": record})
+        assert env.step(env.unwrapped.oracle_action())[1] == 1.0
+    env.reset(options={"task": records["trip_planning_example_92"]})
+    assert env.step(records["trip_planning_example_92"]["pred_5shot_pro"])[1] == 1.0  # Gemini got this one
+    env.reset(options={"task": records["trip_planning_example_1088"]})
+    _, reward, _, _, info = env.step(records["trip_planning_example_1088"]["pred_5shot_pro"])
+    assert reward == 0.0 and info["metrics"]["stays_matched"] == 2 / 8 and info["metrics"]["violations"] > 0
+
+
+def test_days_knob_sets_the_total_length():
+    env = gymnasium.make("magic/Trip-v0", cities=4, days=[12, 13], max_stay=6).unwrapped
+    for seed in range(30):
+        env.reset(seed=seed)
+        assert len(env.task["cities"]) == 4 and env.task["total_days"] in (12, 13)
+        assert all(2 <= d <= 6 for d in env.task["durations"])
+    with pytest.raises(ValueError, match="cannot be filled"):
+        TripEnv(cities=3, days=30)

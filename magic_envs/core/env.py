@@ -66,7 +66,11 @@ class MagicEnv(gym.Env[str, str]):
         raise NotImplementedError
 
     def setup(self, task: dict) -> str:
-        """Begin an episode on `task` and return the first observation. Raise ValueError on a bad task."""
+        """Begin an episode on `task` and return the first observation. Raise ValueError on a bad task.
+
+        `self.task` stays the task as drawn or pinned (what a dataset row stores); a family that converts it
+        (an external benchmark's record, a hand-written task it completes) keeps its working form itself.
+        """
         raise NotImplementedError
 
     def transition(self, action: ParsedAction) -> Outcome:
@@ -94,8 +98,9 @@ class MagicEnv(gym.Env[str, str]):
         if pinned is not None and not isinstance(pinned, dict):
             raise TypeError(f"options['task'] must be a task dict, got {type(pinned).__name__}")
         task = roundtrip(pinned) if pinned is not None else self._draw_task()
+        self.task_id = fingerprint(task)  # of the task as given, before setup completes a hand-written one
         observation = self.setup(task)
-        self.task, self.task_id = task, fingerprint(task)
+        self.task = task
         self._tools = {t.name: t for t in self.tool_list()}
         self._done = False
         self._last = Outcome(observation)

@@ -6,6 +6,7 @@ import numpy as np
 
 from magic_envs.core.env import MagicEnv, Outcome
 from magic_envs.scheduling.calendar_official import first_slot, official_correct
+from magic_envs.scheduling.calendar_reader import read_task
 from magic_envs.scheduling.common import PEOPLE, WEEKDAYS, clock24, draw, knob_range, pick, vocab_split
 
 DAY_START, DAY_END, CELL = 9 * 60, 17 * 60, 30  # work hours, and the half-hour grid meetings start on
@@ -76,6 +77,21 @@ def union(busy: list[list[int]], n_days: int) -> list[int]:
     return days
 
 
+def from_natural_plan(record: dict) -> dict:
+    """A task dict from a published NATURAL PLAN record: its 5-shot prompt (as the benchmark prescribes; the
+    0-shot one if absent), its golden plan as the gold, and the constraints read back from its 0-shot prompt
+    for the strict metric. Published golden slots are not always the only feasible ones; the official
+    score follows the golden plan, and `feasible` shows where another answer also fits."""
+    task = read_task(record["prompt_0shot"])
+    slot = first_slot(record["golden_plan"])
+    if slot is None:
+        raise ValueError("the record's golden_plan has no 'Day, H:MM - H:MM'")
+    day, (sh, sm), (eh, em) = slot
+    task["gold"] = {"day": day, "start": int(sh) * 60 + int(sm), "end": int(eh) * 60 + int(em)}
+    task["prompt"] = record.get("prompt_5shot") or record["prompt_0shot"]
+    return task
+
+
 def cell_clock(cell: int) -> str:
     return clock24(DAY_START + cell * CELL)
 
@@ -103,7 +119,8 @@ class CalendarEnv(MagicEnv):
     each preference), `constraint_score` (1 - violations / constraints; partial credit for RL).
 
     ## Starting State
-    A task drawn from the env's RNG, or pinned with `reset(options={"task": task_dict})`.
+    A task drawn from the env's RNG, or pinned with `reset(options={"task": task_dict})`: a saved task, or a
+    published NATURAL PLAN record (`prompt_0shot`, `prompt_5shot`, `golden_plan`), shown with its 5-shot prompt.
 
     ## Episode End
     Terminates on the first well-formed answer; invalid actions (empty text, tool calls) may be retried
@@ -285,6 +302,8 @@ class CalendarEnv(MagicEnv):
     # ---- episode ----------------------------------------------------------------------------------------
     def setup(self, task: dict) -> str:
         try:
+            if "golden_plan" in task and "busy" not in task:
+                task = from_natural_plan(task)
             gold = task.get("gold")
             if gold is None:  # a hand-written task: solve it, which also proves it has one answer
                 day, start = self._solve(task)

@@ -10,6 +10,7 @@ from magic_envs.core.env import MagicEnv, Outcome
 from magic_envs.core.grammar import ParsedAction
 from magic_envs.scheduling.common import CITIES, CITY_REGION, draw, knob_range, pick, vocab_split
 from magic_envs.scheduling.trip_official import official_score, plan_text, region_phrase
+from magic_envs.scheduling.trip_reader import read_prompt
 
 STAY_SENTENCES = ("You plan to stay in {c} for {n} days.", "You want to spend {n} days in {c}.",
                   "You would like to visit {c} for {n} days.")
@@ -180,6 +181,9 @@ class TripEnv(MagicEnv):
     that order plus random extra ones, events on some cities, and events added or extra flights removed
     until the order is the only solution. The stay sentences are listed in an order independent of it.
 
+    A task may also be pinned with `reset(options={"task": ...})`: a saved task, or a published NATURAL PLAN
+    record (`cities`, `durations`, `prompt_0shot`, `prompt_5shot`, `golden_plan`), shown with its 5-shot prompt.
+
     ## Episode End
     After the first well-formed answer (terminated). Empty or malformed actions get an error and a retry,
     up to the registered limit of 3 steps.
@@ -187,6 +191,7 @@ class TripEnv(MagicEnv):
     ## Arguments
     * `split`: "train" / "test" (NATURAL PLAN's 48 European cities) or "ood" (unseen cities elsewhere).
     * `cities`: number of cities, an int or [min, max] within [2, 10]; default [3, 6], ood [6, 8].
+    * `days`: total days of the trip, an int or [min, max] (default: whatever the stays add up to).
     * `max_stay`: longest stay in days, 2..14 (default 7).
     * `flight_density`: share of the non-itinerary city pairs that get a direct flight (default 0.3).
     * `events`: expected share of cities with an event (default 0.4; uniqueness may add more).
@@ -205,7 +210,7 @@ class TripEnv(MagicEnv):
     family = "scheduling"
     metric_names = ("format_ok", "stays_matched", "violations", "constraint_score")
 
-    def __init__(self, split: str = "train", cities=None, max_stay: int = 7, flight_density: float = 0.3,
+    def __init__(self, split: str = "train", cities=None, days=None, max_stay: int = 7, flight_density: float = 0.3,
                  events: float = 0.4, render_mode: str | None = None):
         super().__init__(split=split, render_mode=render_mode)
         default = (6, 8) if vocab_split(split) == "ood" else (3, 6)
@@ -213,15 +218,34 @@ class TripEnv(MagicEnv):
         if isinstance(max_stay, bool) or not isinstance(max_stay, (int, np.integer)) or not 2 <= max_stay <= 14:
             raise ValueError(f"max_stay must be an int in [2, 14], got {max_stay!r}")
         self.max_stay = int(max_stay)
+        # Total days, when asked for: every city count drawn must be able to fill them with stays of 2..max_stay.
+        self.days = None if days is None else knob_range(days, "days", 2, 10 * self.max_stay)
+        if self.days and any(self._day_range(n) is None for n in range(self.n_cities[0], self.n_cities[1] + 1)):
+            raise ValueError(f"days={days!r} cannot be filled by {cities or default} cities staying 2..{max_stay} "
+                             "days each (a flight day counts for both cities)")
         self.flight_density = _fraction(flight_density, "flight_density")
         self.event_share = _fraction(events, "events")
-        self._oracle = ""
+        self._oracle, self._task = "", {}
+
+    def _day_range(self, n: int) -> tuple[int, int] | None:
+        lo, hi = max(self.days[0], n + 1), min(self.days[1], n * (self.max_stay - 1) + 1)
+        return (lo, hi) if lo <= hi else None
+
+    def _stays(self, rng: np.random.Generator, n: int) -> list[int]:
+        """Stays of 2..max_stay days, adding up to a drawn total when the `days` knob is set."""
+        if self.days is None:
+            return [int(x) for x in rng.integers(2, self.max_stay + 1, size=n)]
+        stays, extra = [2] * n, draw(rng, self._day_range(n)) + n - 1 - 2 * n
+        for _ in range(extra):  # one day at a time to a random city with room left
+            room = [k for k in range(n) if stays[k] < self.max_stay]
+            stays[room[int(rng.integers(len(room)))]] += 1
+        return stays
 
     def generate(self, rng: np.random.Generator) -> dict:
         vocab = vocab_split(self.split)
         n = draw(rng, self.n_cities)
         gold = pick(rng, CITIES[vocab], n)
-        durations = [int(rng.integers(2, self.max_stay + 1)) for _ in gold]
+        durations = self._stays(rng, n)
         ranges = stay_ranges(gold, durations)
         flights = [[a, b, bool(rng.random() < ONE_WAY)] for a, b in zip(gold, gold[1:])]
         for i in range(n):
@@ -255,6 +279,8 @@ class TripEnv(MagicEnv):
         return task
 
     def setup(self, task: dict) -> str:
+        if isinstance(task.get("cities"), str) and "prompt_0shot" in task:
+            task = from_natural_plan(task)
         _validate(task)
         stays = dict(task["stays"])
         if "cities" not in task:  # a hand-written task without its gold: solve it here
@@ -274,15 +300,16 @@ class TripEnv(MagicEnv):
             result = official_score(text, task)
             if result.hard != 1.0 or check_plan(task, result.plan, result.flights, result.last_day)[0]:
                 raise ValueError("trip task's gold itinerary breaks its own flights, stays or events")
+        self._task = task  # the working task (a converted record differs from what was pinned)
         return task["prompt"]
 
     def transition(self, action: ParsedAction) -> Outcome:
-        result = official_score(action.text, self.task)
-        n = len(self.task["cities"])
+        result = official_score(action.text, self._task)
+        n = len(self._task["cities"])
         if result.plan:
-            bad, total = check_plan(self.task, result.plan, result.flights, result.last_day)
+            bad, total = check_plan(self._task, result.plan, result.flights, result.last_day)
         else:
-            bad = total = 3 * n + len(self.task["events"])
+            bad = total = 3 * n + len(self._task["events"])
         metrics = {"format_ok": float(bool(result.plan)), "stays_matched": result.num_match / n,
                    "violations": float(bad), "constraint_score": max(0.0, 1 - bad / total) if result.plan else 0.0}
         note = ("Your plan matches the required itinerary." if result.hard else
@@ -296,11 +323,30 @@ class TripEnv(MagicEnv):
 
     def random_action(self, rng: np.random.Generator) -> str:
         """The task's cities in a random order with random stays (each >= 1) that add up correctly."""
-        n, days = len(self.task["cities"]), self.task["total_days"]
-        order = [self.task["cities"][k] for k in rng.permutation(n)]
+        n, days = len(self._task["cities"]), self._task["total_days"]
+        order = [self._task["cities"][k] for k in rng.permutation(n)]
         cuts = sorted(int(x) for x in rng.choice(np.arange(1, days + n - 1), size=n - 1, replace=False))
         durations = [b - a for a, b in zip([0, *cuts], [*cuts, days + n - 1])]
-        return plan_text(region_phrase(self.task["region"]), order, durations, days)
+        return plan_text(region_phrase(self._task["region"]), order, durations, days)
+
+
+def from_natural_plan(record: dict) -> dict:
+    """A task dict from a published NATURAL PLAN record: the rules read back from its 0-shot prompt, the gold
+    from its `cities`/`durations` fields (as the official scorer takes it), shown with its 5-shot prompt (as
+    the benchmark prescribes; the 0-shot one if absent)."""
+    try:
+        rules = read_prompt(record["prompt_0shot"])
+    except (AttributeError, KeyError, ValueError) as e:
+        raise ValueError(f"unreadable NATURAL PLAN trip record: {e}") from e
+    cities = [c for c in record["cities"].split("**") if c]
+    durations = [int(d) for d in str(record["durations"]).split("**") if d]
+    edges = rules["edges"]
+    flights = [[a, b, (b, a) not in edges] for a, b in sorted(edges) if (b, a) not in edges or a < b]
+    return {"region": rules["phrase"].split()[0], "total_days": rules["days"],
+            "stays": [[c, n] for c, n in rules["stays"].items()],
+            "events": [[c, a, b] for c, (a, b) in rules["events"].items()], "flights": flights,
+            "cities": cities, "durations": durations, "golden_plan": record["golden_plan"],
+            "prompt": record.get("prompt_5shot") or record["prompt_0shot"]}
 
 
 def _validate(task: dict) -> None:
