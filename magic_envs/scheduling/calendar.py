@@ -6,7 +6,7 @@ import numpy as np
 
 from magic_envs.core.env import MagicEnv, Outcome
 from magic_envs.scheduling.calendar_official import first_slot, official_correct
-from magic_envs.scheduling.calendar_reader import read_task
+from magic_envs.scheduling.calendar_reader import from_natural_plan
 from magic_envs.scheduling.common import PEOPLE, WEEKDAYS, clock24, draw, knob_range, pick, vocab_split
 
 DAY_START, DAY_END, CELL = 9 * 60, 17 * 60, 30  # work hours, and the half-hour grid meetings start on
@@ -75,21 +75,6 @@ def union(busy: list[list[int]], n_days: int) -> list[int]:
         for d, mask in enumerate(person):
             days[d] |= mask
     return days
-
-
-def from_natural_plan(record: dict) -> dict:
-    """A task dict from a published NATURAL PLAN record: its 5-shot prompt (as the benchmark prescribes; the
-    0-shot one if absent), its golden plan as the gold, and the constraints read back from its 0-shot prompt
-    for the strict metric. Published golden slots are not always the only feasible ones; the official
-    score follows the golden plan, and `feasible` shows where another answer also fits."""
-    task = read_task(record["prompt_0shot"])
-    slot = first_slot(record["golden_plan"])
-    if slot is None:
-        raise ValueError("the record's golden_plan has no 'Day, H:MM - H:MM'")
-    day, (sh, sm), (eh, em) = slot
-    task["gold"] = {"day": day, "start": int(sh) * 60 + int(sm), "end": int(eh) * 60 + int(em)}
-    task["prompt"] = record.get("prompt_5shot") or record["prompt_0shot"]
-    return task
 
 
 def cell_clock(cell: int) -> str:

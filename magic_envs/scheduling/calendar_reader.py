@@ -67,3 +67,17 @@ def solve_from_prompt(prompt: str) -> str:
     day, start = found[0]
     end = start + duration
     return f"Here is the proposed time: {day}, {start // 60}:{start % 60:02d} - {end // 60}:{end % 60:02d}"
+
+
+def from_natural_plan(record: dict) -> dict:
+    """A task dict from a published NATURAL PLAN record: its 5-shot prompt (as the benchmark prescribes; the
+    0-shot one if absent), its golden plan as the gold, and the constraints read back from its 0-shot prompt
+    for the strict metric. Published golden slots are not always the only feasible ones; the official
+    score follows the golden plan, and `feasible` shows where another answer also fits."""
+    task = read_task(record["prompt_0shot"])
+    slot = re.search(r"([A-Za-z]+), (\d+):(\d\d) - (\d+):(\d\d)", record["golden_plan"])
+    if slot is None:
+        raise ValueError("the record's golden_plan has no 'Day, H:MM - H:MM'")
+    task["gold"] = {"day": slot[1], "start": _minutes(slot[2], slot[3]), "end": _minutes(slot[4], slot[5])}
+    task["prompt"] = record.get("prompt_5shot") or record["prompt_0shot"]
+    return task

@@ -10,7 +10,7 @@ from magic_envs.core.env import MagicEnv, Outcome
 from magic_envs.core.grammar import ParsedAction
 from magic_envs.scheduling.common import CITIES, CITY_REGION, draw, knob_range, pick, vocab_split
 from magic_envs.scheduling.trip_official import official_score, plan_text, region_phrase
-from magic_envs.scheduling.trip_reader import read_prompt
+from magic_envs.scheduling.trip_reader import from_natural_plan
 
 STAY_SENTENCES = ("You plan to stay in {c} for {n} days.", "You want to spend {n} days in {c}.",
                   "You would like to visit {c} for {n} days.")
@@ -328,25 +328,6 @@ class TripEnv(MagicEnv):
         cuts = sorted(int(x) for x in rng.choice(np.arange(1, days + n - 1), size=n - 1, replace=False))
         durations = [b - a for a, b in zip([0, *cuts], [*cuts, days + n - 1])]
         return plan_text(region_phrase(self._task["region"]), order, durations, days)
-
-
-def from_natural_plan(record: dict) -> dict:
-    """A task dict from a published NATURAL PLAN record: the rules read back from its 0-shot prompt, the gold
-    from its `cities`/`durations` fields (as the official scorer takes it), shown with its 5-shot prompt (as
-    the benchmark prescribes; the 0-shot one if absent)."""
-    try:
-        rules = read_prompt(record["prompt_0shot"])
-    except (AttributeError, KeyError, ValueError) as e:
-        raise ValueError(f"unreadable NATURAL PLAN trip record: {e}") from e
-    cities = [c for c in record["cities"].split("**") if c]
-    durations = [int(d) for d in str(record["durations"]).split("**") if d]
-    edges = rules["edges"]
-    flights = [[a, b, (b, a) not in edges] for a, b in sorted(edges) if (b, a) not in edges or a < b]
-    return {"region": rules["phrase"].split()[0], "total_days": rules["days"],
-            "stays": [[c, n] for c, n in rules["stays"].items()],
-            "events": [[c, a, b] for c, (a, b) in rules["events"].items()], "flights": flights,
-            "cities": cities, "durations": durations, "golden_plan": record["golden_plan"],
-            "prompt": record.get("prompt_5shot") or record["prompt_0shot"]}
 
 
 def _validate(task: dict) -> None:

@@ -3,6 +3,7 @@
 It shares no reading or solving code with the env (only the writer of the answer text), so if it finds the
 gold, the prompt says everything the scorer relies on.
 Up to 8 cities it checks all permutations; beyond that it extends partial itineraries breadth-first.
+`from_natural_plan` uses the same reading to load NATURAL PLAN's published records.
 """
 
 from __future__ import annotations
@@ -80,3 +81,22 @@ def solve_from_prompt(prompt: str) -> str:
     order = found[0]
     # Only the writing of the answer is shared with the env: reading and solving are independent.
     return plan_text(rules["phrase"], order, [rules["stays"][c] for c in order], rules["days"])
+
+
+def from_natural_plan(record: dict) -> dict:
+    """A task dict from a published NATURAL PLAN record: the rules read back from its 0-shot prompt, the gold
+    from its `cities`/`durations` fields (as the official scorer takes it), shown with its 5-shot prompt (as
+    the benchmark prescribes; the 0-shot one if absent)."""
+    try:
+        rules = read_prompt(record["prompt_0shot"])
+    except (AttributeError, KeyError, ValueError) as e:
+        raise ValueError(f"unreadable NATURAL PLAN trip record: {e}") from e
+    cities = [c for c in record["cities"].split("**") if c]
+    durations = [int(d) for d in str(record["durations"]).split("**") if d]
+    edges = rules["edges"]
+    flights = [[a, b, (b, a) not in edges] for a, b in sorted(edges) if (b, a) not in edges or a < b]
+    return {"region": rules["phrase"].split()[0], "total_days": rules["days"],
+            "stays": [[c, n] for c, n in rules["stays"].items()],
+            "events": [[c, a, b] for c, (a, b) in rules["events"].items()], "flights": flights,
+            "cities": cities, "durations": durations, "golden_plan": record["golden_plan"],
+            "prompt": record.get("prompt_5shot") or record["prompt_0shot"]}
