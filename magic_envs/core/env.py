@@ -130,7 +130,7 @@ class MagicEnv(gym.Env[str, str]):
     def _check(self, parsed: ParsedAction) -> Outcome | None:
         """An invalid-action outcome, or None when the action is well formed."""
         if parsed.errors:
-            role = "tool" if CALL_OPEN in parsed.raw else "user"
+            role = "tool" if CALL_OPEN in parsed.raw and self._tools else "user"
             return self.invalid("; ".join(parsed.errors), role)
         if parsed.calls:
             if not self._tools:
