@@ -44,6 +44,10 @@ class MagicEnv(gym.Env[str, str]):
     family: ClassVar[str] = ""
     splits: ClassVar[tuple[str, ...]] = ("train", "test", "ood")
     metric_names: ClassVar[tuple[str, ...]] = ()
+    # Whether tool calls are checked against their schemas before `transition` (an invalid call is then an
+    # invalid action, retried with the error). Envs that score the calls themselves, as BFCL does (a wrong
+    # type or an unknown function is a wrong answer, not a retry), set this to False.
+    validates_calls: ClassVar[bool] = True
 
     def __init__(self, split: str = "train", render_mode: str | None = None):
         if split not in self.splits:
@@ -135,7 +139,7 @@ class MagicEnv(gym.Env[str, str]):
         if parsed.calls:
             if not self._tools:
                 return self.invalid("this task offers no functions to call; reply in plain text", "user")
-            problems = [check_call(c, self._tools) for c in parsed.calls]
+            problems = [check_call(c, self._tools) for c in parsed.calls] if self.validates_calls else []
             if any(problems):
                 return self.invalid("; ".join(p for p in problems if p), "tool")
         elif not parsed.text:
