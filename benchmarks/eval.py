@@ -46,6 +46,24 @@ def load_done(path: Path | None) -> dict[tuple, dict]:
     return done
 
 
+def load_tasks(path: Path) -> dict[str, dict]:
+    """Pinned tasks by id from a JSON object (id -> task, NATURAL PLAN's layout), a JSON list, or JSONL."""
+    if not path.is_file():
+        raise SystemExit(f"magic eval: --tasks {path}: no such file")
+    text = path.read_text()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            data = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as e:
+            raise SystemExit(f"magic eval: --tasks {path}: neither JSON nor JSONL ({e})") from e
+    tasks = data if isinstance(data, dict) else {str(t.get("id", i)): t for i, t in enumerate(data)}
+    if not tasks or not all(isinstance(t, dict) for t in tasks.values()):
+        raise SystemExit(f"magic eval: --tasks {path}: expected task objects")
+    return tasks
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="magic eval", description=__doc__)
     parser.add_argument("--env", action="append", default=[], help="env id (repeatable), e.g. magic/Calendar-v0")
@@ -55,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=20, help="episodes per env, split and policy")
     parser.add_argument("--split", action="append", default=[], help="split(s) to run (default test)")
     parser.add_argument("--seed", type=int, default=0, help="first task seed; episodes use seed, seed+1, ...")
+    parser.add_argument("--tasks", type=Path, help="run pinned tasks from this file instead of seeds (a JSON "
+                        "object id -> task as NATURAL PLAN publishes, a JSON list, or JSONL), e.g. real records")
     parser.add_argument("--out", type=Path, help="JSONL file: episodes are appended as they finish, and a rerun "
                         "skips those already there")
     args = parser.parse_args(argv)
@@ -64,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.episodes < 1:
         parser.error("--episodes must be at least 1")
     policies, splits = args.policy or ["oracle"], args.split or ["test"]
+    tasks = load_tasks(args.tasks) if args.tasks else None
+    # Episodes are keyed by seed, or by task id when tasks are pinned from a file.
+    keys = list(tasks) if tasks else list(range(args.seed, args.seed + args.episodes))
     done = load_done(args.out)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -78,10 +101,14 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit(f"magic eval: {e}") from e
             for name in policies:
                 rows = []
-                for seed in range(args.seed, args.seed + args.episodes):
+                for i, seed in enumerate(keys):
                     key = (env_id, split, name, seed)
                     if key not in done:
-                        episode = rollout(env, POLICIES[name](seed), seed=seed)
+                        options = {"task": tasks[seed]} if tasks else None
+                        try:
+                            episode = rollout(env, POLICIES[name](i), seed=i if tasks else seed, options=options)
+                        except (ValueError, TypeError) as e:
+                            raise SystemExit(f"magic eval: task {seed!r} does not fit {env_id}: {e}") from e
                         done[key] = {"env_id": env_id, "split": split, "policy": name, "seed": seed,
                                      "task_id": episode.task_id, "score": episode.score, "success": episode.success,
                                      "steps": len(episode.actions), "metrics": episode.final_info.get("metrics", {}),

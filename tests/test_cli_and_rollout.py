@@ -83,3 +83,17 @@ def test_magic_eval_appends_episodes_and_resumes(tmp_path):
     rows = [json.loads(line) for line in out_file.read_text().splitlines()]
     assert len(rows) == 8 and [r["seed"] for r in rows[:5]] == [json.loads(x)["seed"] for x in lines[:5]]
     assert again.stdout.splitlines()[1:] == first.stdout.splitlines()[1:]
+
+
+def test_magic_eval_runs_pinned_records_from_a_file(tmp_path):
+    from pathlib import Path
+
+    records = json.loads((Path(__file__).parent / "data" / "natural_plan_records.json").read_text())
+    path = tmp_path / "calendar.json"
+    path.write_text(json.dumps({k: v for k, v in records.items() if k.startswith("calendar")}))
+    out = magic("eval", "--env", "magic/Calendar-v0", "--tasks", str(path), "--out", str(tmp_path / "e.jsonl"))
+    assert out.returncode == 0 and "oracle      2     1.000" in out.stdout
+    rows = [json.loads(x) for x in (tmp_path / "e.jsonl").read_text().splitlines()]
+    assert sorted(r["seed"] for r in rows) == sorted(k for k in records if k.startswith("calendar"))
+    wrong = magic("eval", "--env", "magic/Trip-v0", "--tasks", str(path))
+    assert wrong.returncode != 0 and "does not fit magic/Trip-v0" in wrong.stderr
