@@ -1,0 +1,88 @@
+"""Math: exact computations (the answers are facts, identical in every world)."""
+
+DOMAIN, SPLIT = "math", "iid"
+EXPRESSIONS = ("(12 + 7) * 3", "2 ^ 10 - 24", "144 / 12 + 5", "(3.5 + 4.5) * 2.5", "17 % 5 + 8", "(100 - 37) / 9",
+               "7 * (6 + 2) - 11", "2.5 ^ 2 + 1.75")
+LENGTH = ["meter", "kilometer", "mile", "foot", "inch"]
+MASS = ["gram", "kilogram", "pound", "ounce"]
+SCALES = ["celsius", "fahrenheit", "kelvin"]
+PLURAL = {"meter": "meters", "kilometer": "kilometers", "mile": "miles", "foot": "feet", "inch": "inches",
+          "gram": "grams", "kilogram": "kilograms", "pound": "pounds", "ounce": "ounces", "celsius": "degrees Celsius",
+          "fahrenheit": "degrees Fahrenheit", "kelvin": "kelvin"}
+
+
+def _convert(name, kind, units, split="iid"):
+    return {"name": name, "split": split, "description": f"Convert a {kind} between units.",
+            "params": {"value": {"type": "number", "range": (1, 500), "step": 0.5, "description": "Value to convert."},
+                       "from_unit": {"type": "enum", "enum": units, "description": "Unit of the value.", "say": PLURAL},
+                       "to_unit": {"type": "enum", "enum": units, "differs": "from_unit", "description": "Target unit.",
+                                   "say": PLURAL}},
+            "compute": "convert_units",
+            "returns": {"value": "number", "from_unit": "text", "to_unit": "text", "result": "number"},
+            "say": ["Convert {value} {from_unit} to {to_unit}.", "How many {to_unit} is {value} {from_unit}?",
+                    "What is {value} {from_unit} in {to_unit}?"]}
+
+
+FUNCTIONS = [
+    {"name": "evaluate_expression", "description": "Evaluate an arithmetic expression (+ - * / % ^ and parentheses).",
+     "params": {"expression": {"type": "text", "pool": EXPRESSIONS, "quote": False, "description": "The expression."}},
+     "compute": "expression", "returns": {"expression": "text", "result": "number"}, "conditions": ["result"],
+     "say": ["Calculate {expression}.", "What is {expression}?", "Evaluate the expression {expression}."]},
+    {"name": "solve_quadratic", "description": "Solve a*x^2 + b*x + c = 0.",
+     "params": {"a": {"type": "number", "range": (1, 5), "step": 1, "description": "Coefficient of x^2 (non-zero)."},
+                "b": {"type": "number", "range": (-10, 10), "step": 1, "description": "Coefficient of x."},
+                "c": {"type": "number", "range": (-20, 20), "step": 1, "description": "Constant term."}},
+     "compute": "quadratic",
+     "returns": {"discriminant": "number", "real_roots": "array:number", "complex_roots": "array:text"},
+     "conditions": ["discriminant"],
+     "say": ["Solve the quadratic with a = {a}, b = {b} and c = {c}.", "Find the roots of {a}x^2 + ({b})x + ({c}) = 0.",
+             "What are the solutions of a quadratic equation with coefficients a={a}, b={b}, c={c}?"]},
+    {"name": "compute_statistics", "description": "Compute summary statistics of a list of numbers.",
+     "params": {"numbers": {"type": "array", "items": {"type": "number", "range": (0, 100), "step": 1},
+                            "min_items": 1, "n_items": (3, 6), "description": "The data."},
+                "measures": {"type": "array", "default": ["mean"], "n_items": (1, 3),
+                             "items": {"type": "enum", "enum": ["mean", "median", "std", "min", "max", "sum"]},
+                             "description": "Which statistics to compute."}},
+     "compute": "statistics", "returns": {"count": "integer", "results": "object"},
+     "say": ["Compute statistics for {numbers}.", "Summarise the numbers {numbers}.", "Analyse this data: {numbers}."],
+     "opt": {"measures": ["giving the {measures}", "(I need the {measures})"]}},
+    _convert("convert_length", "length", LENGTH),
+    _convert("convert_weight", "weight", MASS),
+    _convert("convert_temperature", "temperature", SCALES, split="ood"),
+    {"name": "gcd_and_lcm", "description": "Greatest common divisor and least common multiple of integers.",
+     "params": {"numbers": {"type": "array", "items": {"type": "integer", "range": (2, 60)}, "min_items": 2,
+                            "n_items": (2, 3), "description": "Positive integers."}},
+     "compute": "gcd_lcm", "returns": {"gcd": "integer", "lcm": "integer"},
+     "say": ["What are the GCD and LCM of {numbers}?",
+             "Find the greatest common divisor and least common multiple of {numbers}.",
+             "Compute gcd and lcm for {numbers}."]},
+    {"name": "prime_factorization", "description": "Factor an integer into primes.",
+     "params": {"number": {"type": "integer", "range": (2, 10000), "min": 2, "description": "Integer to factor."}},
+     "compute": "prime_factors",
+     "returns": {"number": "integer", "prime_factors": "array:integer", "is_prime": "boolean"},
+     "conditions": ["is_prime"],
+     "say": ["Factor {number} into primes.", "What is the prime factorization of {number}?",
+             "Is {number} prime? Factor it."]},
+    {"name": "calculate_compound_interest", "description": "Grow a deposit with compound interest.",
+     "params": {"principal": {"type": "amount", "range": (1000, 50000), "description": "Initial deposit."},
+                "annual_rate_pct": {"type": "percent", "min": 0, "max": 100, "range": (1, 8), "step": 0.25,
+                                    "description": "Annual interest rate in percent, e.g. 3.5."},
+                "years": {"type": "integer", "range": (1, 30), "min": 1, "max": 100, "description": "Number of years."},
+                "compounds_per_year": {"type": "integer", "optional": True, "min": 1, "max": 365, "range": (1, 12),
+                                       "description": "Compounding periods per year; monthly (12) if omitted."}},
+     "compute": "compound_interest", "returns": {"final_amount": "amount", "interest_earned": "amount"},
+     "say": ["How much will {principal} grow to in {years} years at {annual_rate_pct}?",
+             "Compute compound interest on {principal} at {annual_rate_pct} a year for {years} years.",
+             "If I invest {principal} for {years} years at {annual_rate_pct}, what will I have?"],
+     "opt": {"compounds_per_year": ["compounded {compounds_per_year} times a year"]}},
+    {"name": "calculate_tip", "description": "Compute the tip and each person's share of a bill.",
+     "params": {"bill_amount": {"type": "amount", "range": (20, 400), "description": "Bill total."},
+                "tip_rate": {"type": "fraction", "description": "Tip as a fraction of the bill, e.g. 0.18 for 18%."},
+                "split_between": {"type": "count", "default": 1, "min": 1, "max": 20, "range": (2, 6),
+                                  "description": "Number of people sharing."}},
+     "compute": "tip", "returns": {"tip": "amount", "total": "amount", "per_person": "amount"},
+     "say": ["What's a {tip_rate} tip on a bill of {bill_amount}?",
+             "Calculate the tip at {tip_rate} for a {bill_amount} bill.",
+             "Our bill is {bill_amount} and we want to tip {tip_rate}. How much is that?"],
+     "opt": {"split_between": ["split between {split_between} people", "shared by {split_between} of us"]}},
+]
