@@ -132,11 +132,15 @@ def test_invalid_actions_leave_the_state_unchanged(env_id):
     env = make(env_id)
     env.reset(seed=5)
     oracle = env.unwrapped.oracle_action()
-    for junk in ("<think>only thinking</think>", '<tool_call>{"name": "f", "arguments": {}}</tool_call>'):
-        obs, reward, terminated, _, info = env.step(junk)
+    junk = ["<think>only thinking</think>", '<tool_call>{"name": </tool_call>']  # invalid in every env
+    budget = env.spec.max_episode_steps
+    for action in junk[:budget - 1] if budget > 1 else junk[:1]:
+        obs, reward, terminated, truncated, info = env.step(action)
         assert not terminated and not info["valid"] and info["error"] and obs.startswith(("Error:", "<tool_response>"))
-    _, reward, terminated, _, info = env.step(oracle)
-    assert reward == 1.0 and terminated and info["success"]
+        assert reward == 0.0 and truncated == (budget == 1)
+    if budget > 1:  # the task is still there to solve
+        _, reward, terminated, _, info = env.step(oracle)
+        assert reward == 1.0 and terminated and info["success"]
 
 
 @pytest.mark.parametrize("env_id", MAGIC_IDS)
