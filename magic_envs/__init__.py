@@ -37,6 +37,16 @@ ENVS: dict[str, EnvEntry] = {
     "magic/Trip-v0": EnvEntry(
         "magic_envs.scheduling.trip:TripEnv", "scheduling",
         "Plan a multi-city trip with fixed stays, events and direct flights only (NATURAL PLAN).", 3),
+    "magic/ToolCall-v0": EnvEntry(
+        "magic_envs.tool_planning.toolcall:ToolCallEnv", "tool_planning",
+        "Answer a request with the right function calls, or none (BFCL categories, synthetic API universe).", 1),
+    "magic/ToolPlan-v0": EnvEntry(
+        "magic_envs.tool_planning.toolplan:ToolPlanEnv", "tool_planning",
+        "Multi-turn tool use: dependent calls, conditions on results, follow-ups reusing context (MagicEval-Tool).",
+        24),
+    "magic/BFCL-v0": EnvEntry(
+        "magic_envs.tool_planning.bfcl:BFCLEnv", "tool_planning",
+        "The real BFCL v3 single-turn AST entries from the bfcl-eval package, scored as BFCL does.", 1),
 }
 
 for _env_id, _entry in ENVS.items():

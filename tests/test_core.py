@@ -30,6 +30,8 @@ CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool
     ('<tool_call>{"name": "f"', 0, 0, "", 1),
     ('text </tool_call>', 0, 0, "text", 1),
     ("<think>never closed", 1, 0, "", 1),
+    ('<tool_call>{"name": "f", "arguments": {"a": ' + "[" * 5000 + "]" * 5000 + "}}</tool_call>", 0, 0, "", 1),
+    ('<tool_call>{"name": "f", "arguments": "' + "[" * 5000 + '"}</tool_call>', 0, 0, "", 1),
     ("", 0, 0, "", 0),
 ])
 def test_parse_action_table(action, thoughts, calls, text, n_errors):

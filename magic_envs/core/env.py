@@ -48,6 +48,9 @@ class MagicEnv(gym.Env[str, str]):
     # invalid action, retried with the error). Envs that score the calls themselves, as BFCL does (a wrong
     # type or an unknown function is a wrong answer, not a retry), set this to False.
     validates_calls: ClassVar[bool] = True
+    # At most this many tool calls in one action (None: no cap); more is an invalid action, refused before
+    # any per-call work so a flood of calls costs nothing.
+    max_calls: ClassVar[int | None] = None
 
     def __init__(self, split: str = "train", render_mode: str | None = None):
         if split not in self.splits:
@@ -139,6 +142,9 @@ class MagicEnv(gym.Env[str, str]):
         if parsed.calls:
             if not self._tools:
                 return self.invalid("this task offers no functions to call; reply in plain text", "user")
+            if self.max_calls is not None and len(parsed.calls) > self.max_calls:
+                return self.invalid(f"{len(parsed.calls)} calls in one action; at most {self.max_calls} are allowed",
+                                    "tool")
             problems = [check_call(c, self._tools) for c in parsed.calls] if self.validates_calls else []
             if any(problems):
                 return self.invalid("; ".join(p for p in problems if p), "tool")
@@ -166,10 +172,12 @@ class MagicEnv(gym.Env[str, str]):
         }
 
     def _draw_task(self) -> dict:
-        # Train and test share one distribution; the fingerprint decides which split owns a task.
+        # Where train and test share one distribution, the fingerprint decides which split owns a task.
+        # An env without both (a real benchmark's test set) keeps every task it draws.
+        shared = self.split in IID_SPLITS and all(s in self.splits for s in IID_SPLITS)
         for _ in range(1000):
             task = roundtrip(self.generate(self.np_random))
-            if self.split not in IID_SPLITS or iid_split_of(fingerprint(task)) == self.split:
+            if not shared or iid_split_of(fingerprint(task)) == self.split:
                 return task
         raise RuntimeError(f"{type(self).__name__} could not draw a {self.split!r} task in 1000 tries")
 

@@ -88,6 +88,8 @@ def _parse_call(body: str) -> tuple[ToolCall | None, str]:
     except json.JSONDecodeError as e:
         return None, f"invalid JSON ({e.msg} at line {e.lineno} column {e.colno}); write " \
                      '{"name": "<function>", "arguments": {...}}'
+    except RecursionError:  # json gives up on nesting around a thousand levels deep
+        return None, "the JSON is nested too deeply to read"
     if not isinstance(obj, dict):
         return None, f"expected a JSON object with 'name' and 'arguments', got {type(obj).__name__}"
     name = obj.get("name")
@@ -99,6 +101,8 @@ def _parse_call(body: str) -> tuple[ToolCall | None, str]:
             args = json.loads(args) if args.strip() else {}
         except json.JSONDecodeError as e:
             return None, f"'arguments' of {name} is a string that is not valid JSON ({e.msg})"
+        except RecursionError:
+            return None, f"'arguments' of {name} are nested too deeply to read"
     if args is None:
         args = {}
     if not isinstance(args, dict):

@@ -31,6 +31,10 @@ class Tool:
         fn = schema.get("function", schema)
         return cls(fn["name"], fn.get("description", ""), fn.get("parameters", {"type": "object"}))
 
+    def __getstate__(self) -> dict:
+        # The cached validator holds compiled state that does not pickle; it is rebuilt on first use.
+        return {k: v for k, v in self.__dict__.items() if k != "validator"}
+
     @cached_property
     def validator(self) -> jsonschema.protocols.Validator:
         cls = jsonschema.validators.validator_for(self.parameters, default=jsonschema.Draft202012Validator)
