@@ -47,6 +47,13 @@ ENVS: dict[str, EnvEntry] = {
     "magic/BFCL-v0": EnvEntry(
         "magic_envs.tool_planning.bfcl:BFCLEnv", "tool_planning",
         "The real BFCL v3 single-turn AST entries from the bfcl-eval package, scored as BFCL does.", 1),
+    "magic/Decompose-v0": EnvEntry(
+        "magic_envs.decomposition.decompose:DecomposeEnv", "decomposition",
+        "Decompose a request into a workflow graph over the API universe (Node/Edge), scored like WorfBench.", 3),
+    "magic/WorfBench-v0": EnvEntry(
+        "magic_envs.decomposition.worfbench:WorfBenchEnv", "decomposition",
+        "Decompose a real WorfBench task into a workflow graph, scored with WorFEval's f1_graph "
+        "(gold files from MAGIC_WORFBENCH_DIR).", 3),
 }
 
 for _env_id, _entry in ENVS.items():

@@ -12,6 +12,8 @@ COMMANDS = {
     "list": ("magic_envs.cli:list_main", "list every magic/ env id with its family, knobs and a description"),
     "play": ("magic_envs.cli:play_main", "play an env in the terminal as a human"),
     "eval": ("benchmarks.eval:main", "run a policy over envs and print success and score"),
+    "score-workflows": ("magic_envs.decomposition.score_cli:main",
+                        "score predicted workflows against WorfBench gold; per-task chain/graph P/R/F1"),
 }
 
 
@@ -67,13 +69,14 @@ def play_main(argv: list[str]) -> int:
         "Commands: :oracle (show the oracle's action), :quit.")
     parser.add_argument("env_id", help="e.g. magic/Calendar-v0 (see `magic list`)")
     parser.add_argument("--seed", type=int, default=0, help="task seed")
-    parser.add_argument("--split", default="train", help="train | test | ood | ...")
+    parser.add_argument("--split", help="train | test | ood | ... (default: the env's own default)")
     args = parser.parse_args(argv)
     import gymnasium
 
     import magic_envs  # noqa: F401
 
-    env = gymnasium.make(resolve_env_id(args.env_id), split=args.split)
+    kwargs = {"split": args.split} if args.split else {}
+    env = gymnasium.make(resolve_env_id(args.env_id), **kwargs)
     observation, info = env.reset(seed=args.seed)
     if info["instructions"]:
         print(f"[system]\n{info['instructions']}\n")

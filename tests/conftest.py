@@ -10,6 +10,20 @@ import magic_envs  # noqa: F401  (registers the ids)
 
 MAGIC_IDS = sorted(i for i in gymnasium.registry if i.startswith("magic/"))
 SHARED_DATA = Path(os.environ.get("MAGIC_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+WORFBENCH_DATA = SHARED_DATA / "worfbench"
+if WORFBENCH_DATA.is_dir():
+    os.environ.setdefault("MAGIC_WORFBENCH_DIR", str(WORFBENCH_DATA))
+NEEDS_DATA = {"magic/WorfBench-v0": "MAGIC_WORFBENCH_DIR"}  # ids that serve external files
+
+
+def pytest_collection_modifyitems(config, items):
+    """Registry tests of an env that serves external data skip cleanly where that data is absent."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        env_id = callspec.params.get("env_id") if callspec else None
+        variable = NEEDS_DATA.get(env_id)
+        if variable and not os.environ.get(variable):
+            item.add_marker(pytest.mark.skip(reason=f"{env_id} serves external data: set {variable}"))
 
 
 def splits_of(env_id: str) -> tuple[str, ...]:

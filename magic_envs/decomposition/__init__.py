@@ -1,0 +1,1 @@
+"""Hierarchical task decomposition: workflow graphs (Node/Edge text) scored like WorfBench."""
