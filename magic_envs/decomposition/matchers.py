@@ -173,5 +173,14 @@ def default_matcher() -> EmbeddingMatcher:
         return _DEFAULT
 
 
-__all__ = ["ExactMatcher", "EmbeddingMatcher", "MiniLMEncoder", "SentenceTransformerEncoder", "default_matcher",
-           "make_encoder", "cosine_matrix", "unit_rows", "INSTALL_HINT"]
+__all__ = [
+    "INSTALL_HINT",
+    "EmbeddingMatcher",
+    "ExactMatcher",
+    "MiniLMEncoder",
+    "SentenceTransformerEncoder",
+    "cosine_matrix",
+    "default_matcher",
+    "make_encoder",
+    "unit_rows",
+]

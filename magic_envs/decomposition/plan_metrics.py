@@ -21,8 +21,12 @@ An unparsable or empty prediction scores 0 on both; nothing raises.
 
 from __future__ import annotations
 
+from magic_envs.decomposition.worfbench_core import (
+    MAX_STEPS,
+    aligned_matching,
+    clipped_similarity,
+)
 from magic_envs.decomposition.workflow import Workflow, parse_workflow
-from magic_envs.decomposition.worfbench_core import MAX_STEPS, aligned_matching, clipped_similarity
 
 
 def plan_steps(plan) -> list[str] | None:
@@ -49,4 +53,4 @@ def plan_metrics(pred, gold, matcher=None) -> dict[str, float]:
     return {"step": step, "embedding": total / max(len(pred_steps), len(gold_steps))}
 
 
-__all__ = ["plan_metrics", "plan_steps", "Workflow"]
+__all__ = ["Workflow", "plan_metrics", "plan_steps"]

@@ -37,6 +37,14 @@ Graph (`t_eval_graph`, WorfBench's f1_graph):
    whenever there is a common edge; 1 when there is none), over n+2 (precision) and m+2 (recall), labels
    included: any parsable prediction scores at least 1/(n+2) and 1/(m+2).
 
+Ties and torch: the official code computes cosines with torch, whose matrix product can give two copies of
+the same text cosines that differ in the last bit depending on their column (e.g. 1.0000001 and 1.0000002).
+Where steps repeat (quirk 5), or a step is written "START", that float noise, not the texts, then decides
+networkx's choice. Here equal texts always get bit-equal cosines and networkx's own tie-break decides, so the
+scores equal the official algorithm's exactly for any similarity that is a function of the two texts; on
+records with repeated steps the official code's own result depends on the BLAS library (measured on the nine
+WorfBench test files with perturbed predictions: 402 of 15,022 records differ, every one with repeated texts).
+
 Speed, same results: embeddings come from the matcher's cache instead of being re-encoded for every gold
 order; gold orders are computed once per gold; a matching is cached on its score matrix; and when the
 above-threshold scores are pairwise distinct (no possible tie) the maximum-weight matching is unique, so the
@@ -51,9 +59,15 @@ from itertools import islice
 
 import numpy as np
 
+from magic_envs.decomposition.worfbench_core import (
+    MATCH_THRESHOLD,
+    WorkflowScore,
+    clipped_similarity,
+    component_sizes,
+    lis_length,
+    official_matching,
+)
 from magic_envs.decomposition.workflow import END, START, Workflow
-from magic_envs.decomposition.worfbench_core import (MATCH_THRESHOLD, WorkflowScore, clipped_similarity,
-                                                      component_sizes, lis_length, official_matching)
 
 MAX_ORDERS = 20
 _LABELS = (START, END)

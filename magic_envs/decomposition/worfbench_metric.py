@@ -47,10 +47,18 @@ import functools
 import heapq
 from itertools import islice
 
-from magic_envs.decomposition.workflow import Workflow, parse_workflow
 from magic_envs.decomposition.worfbench_compat import MAX_ORDERS, score_compat
-from magic_envs.decomposition.worfbench_core import (MAX_STEPS, ZERO, WorkflowScore, aligned_matching,
-                                                      clipped_similarity, component_sizes, f1, lis_length)
+from magic_envs.decomposition.worfbench_core import (
+    MAX_STEPS,
+    ZERO,
+    WorkflowScore,
+    aligned_matching,
+    clipped_similarity,
+    component_sizes,
+    f1,
+    lis_length,
+)
+from magic_envs.decomposition.workflow import Workflow, parse_workflow
 
 MODES = ("corrected", "compat")
 
@@ -146,4 +154,4 @@ def score_corrected(pred: Workflow, gold: Workflow, matcher) -> WorkflowScore:
                          matching=tuple(j + 1 if j >= 0 else -1 for j in match))
 
 
-__all__ = ["score_workflow", "score_corrected", "score_compat", "WorkflowScore", "MODES"]
+__all__ = ["MODES", "WorkflowScore", "score_compat", "score_corrected", "score_workflow"]
