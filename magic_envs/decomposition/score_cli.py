@@ -137,11 +137,11 @@ def score_tasks(tasks, by_task, mode: str, matcher) -> dict[str, dict[str, float
 
 
 def make_matcher(kind: str, encoder: str | None):
-    from magic_envs.decomposition.matchers import EmbeddingMatcher, ExactMatcher, default_matcher, make_encoder
+    from magic_envs.decomposition.matchers import ExactMatcher, default_matcher, matcher_for
 
     if kind == "exact":
         return ExactMatcher()
-    return EmbeddingMatcher(make_encoder(encoder)) if encoder else default_matcher()
+    return matcher_for(encoder) if encoder else default_matcher()
 
 
 def prefetch(matcher, tasks, by_task) -> None:
@@ -182,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="node matching: embedding (all-MiniLM-L6-v2, default) or exact text")
     parser.add_argument("--encoder", help="sentence encoder for --matcher embedding: all-MiniLM-L6-v2 (default, "
                         "numpy) or a sentence-transformers name such as all-mpnet-base-v2, WorfBench's own (needs "
-                        "torch); default: $MAGIC_EMBEDDING_MODEL")
+                        "torch); exact:<name> computes as WorfBench's code does, call for call, for bit-equal "
+                        "scores where steps repeat (slow); default: $MAGIC_EMBEDDING_MODEL")
     parser.add_argument("--output", help="also write the scores as JSON to this file")
     args = parser.parse_args(argv)
     try:
