@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -13,6 +14,7 @@ import gymnasium
 import magic_envs
 from magic_envs.cli import resolve_env_id
 from magic_envs.core import OraclePolicy, RandomPolicy, rollout
+from magic_envs.procedures.reward import pass_hat_k
 
 POLICIES = {"oracle": lambda seed: OraclePolicy(), "random": lambda seed: RandomPolicy("format", seed),
             "junk": lambda seed: RandomPolicy("junk", seed)}
@@ -42,7 +44,7 @@ def load_done(path: Path | None) -> dict[tuple, dict]:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            done[(row["env_id"], row["split"], row["policy"], row["seed"])] = row
+            done[(row["env_id"], row["split"], row["policy"], row["seed"], row.get("trial", 0))] = row
     return done
 
 
@@ -75,14 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="first task seed; episodes use seed, seed+1, ...")
     parser.add_argument("--tasks", type=Path, help="run pinned tasks from this file instead of seeds (a JSON "
                         "object id -> task as NATURAL PLAN publishes, a JSON list, or JSONL), e.g. real records")
+    parser.add_argument("--trials", type=int, default=1, help="runs of every task (policies that sample differ "
+                        "between runs); with more than one the table adds tau2-bench's pass^k for k = 1..trials")
     parser.add_argument("--out", type=Path, help="JSONL file: episodes are appended as they finish, and a rerun "
                         "skips those already there")
     args = parser.parse_args(argv)
     ids = [resolve_env_id(e) for e in args.env] + (suite_ids(args.suite) if args.suite else [])
     if not ids:
         parser.error("give --env ID or --suite NAME")
-    if args.episodes < 1:
-        parser.error("--episodes must be at least 1")
+    if args.episodes < 1 or args.trials < 1:
+        parser.error("--episodes and --trials must be at least 1")
     policies, splits = args.policy or ["oracle"], args.split or ["test"]
     tasks = load_tasks(args.tasks) if args.tasks else None
     # Episodes are keyed by seed, or by task id when tasks are pinned from a file.
@@ -92,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         _rewrite(args.out, done)
     sink = args.out.open("a") if args.out else None
-    print(f"{'env':<22}{'split':<7}{'policy':<8}{'n':>5}{'success':>16}{'score':>16}")
+    ks = range(1, args.trials + 1) if args.trials > 1 else range(0)
+    print(f"{'env':<22}{'split':<7}{'policy':<8}{'n':>5}{'success':>16}{'score':>16}"
+          + "".join(f"{f'pass^{k}':>9}" for k in ks))
     for env_id in ids:
         for split in splits:
             try:
@@ -100,25 +106,28 @@ def main(argv: list[str] | None = None) -> int:
             except ValueError as e:
                 raise SystemExit(f"magic eval: {e}") from e
             for name in policies:
-                rows = []
-                for i, seed in enumerate(keys):
-                    key = (env_id, split, name, seed)
+                rows, trials = [], {}
+                for (i, seed), trial in itertools.product(enumerate(keys), range(args.trials)):
+                    key = (env_id, split, name, seed, trial)
                     if key not in done:
                         options = {"task": tasks[seed]} if tasks else None
+                        policy = POLICIES[name](i + trial * len(keys))  # each trial its own sampling seed
                         try:
-                            episode = rollout(env, POLICIES[name](i), seed=i if tasks else seed, options=options)
+                            episode = rollout(env, policy, seed=i if tasks else seed, options=options)
                         except (ValueError, TypeError) as e:
                             raise SystemExit(f"magic eval: task {seed!r} does not fit {env_id}: {e}") from e
                         done[key] = {"env_id": env_id, "split": split, "policy": name, "seed": seed,
-                                     "task_id": episode.task_id, "score": episode.score, "success": episode.success,
+                                     "trial": trial, "task_id": episode.task_id, "score": episode.score, "success": episode.success,
                                      "steps": len(episode.actions), "metrics": episode.final_info.get("metrics", {}),
                                      "actions": episode.actions}
                         if sink:
                             sink.write(json.dumps(done[key], ensure_ascii=False) + "\n")
                             sink.flush()
                     rows.append(done[key])
+                    trials.setdefault(seed, []).append(bool(done[key]["success"]))
                 (s, s_se), (c, c_se) = mean_se([float(r["success"]) for r in rows]), mean_se([r["score"] for r in rows])
-                print(f"{env_id:<22}{split:<7}{name:<8}{len(rows):>5}{s:>10.3f} ±{s_se:.3f}{c:>10.3f} ±{c_se:.3f}")
+                print(f"{env_id:<22}{split:<7}{name:<8}{len(rows):>5}{s:>10.3f} ±{s_se:.3f}{c:>10.3f} ±{c_se:.3f}"
+                      + "".join(f"{pass_hat_k(trials, k):>9.3f}" for k in ks))
     if sink:
         sink.close()
     return 0

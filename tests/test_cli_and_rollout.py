@@ -97,3 +97,18 @@ def test_magic_eval_runs_pinned_records_from_a_file(tmp_path):
     assert sorted(r["seed"] for r in rows) == sorted(k for k in records if k.startswith("calendar"))
     wrong = magic("eval", "--env", "magic/Trip-v0", "--tasks", str(path))
     assert wrong.returncode != 0 and "does not fit magic/Trip-v0" in wrong.stderr
+
+
+def test_magic_eval_trials_report_pass_hat_k(tmp_path):
+    out_file = tmp_path / "episodes.jsonl"
+    out = magic("eval", "--env", "magic/Calendar-v0", "--policy", "oracle", "--policy", "random", "--episodes", "3",
+                "--trials", "3", "--out", str(out_file))
+    assert out.returncode == 0, out.stderr
+    header, oracle, random_row = out.stdout.splitlines()[:3]
+    assert header.split()[-3:] == ["pass^1", "pass^2", "pass^3"]
+    assert oracle.split()[-3:] == ["1.000", "1.000", "1.000"]
+    rows = [json.loads(line) for line in out_file.read_text().splitlines()]
+    assert len(rows) == 18 and sorted({r["trial"] for r in rows}) == [0, 1, 2]
+    # random answers rarely succeed, and pass^k never grows with k
+    passes = [float(v) for v in random_row.split()[-3:]]
+    assert passes == sorted(passes, reverse=True)
