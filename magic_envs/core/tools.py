@@ -8,7 +8,7 @@ from functools import cached_property
 
 import jsonschema
 
-from magic_envs.core.grammar import ToolCall
+from magic_envs.core.grammar import ToolCall, format_tool_call
 
 RESPONSE_OPEN, RESPONSE_CLOSE = "<tool_response>", "</tool_response>"
 
@@ -77,3 +77,35 @@ def split_tool_responses(text: str) -> list[str]:
     if len(parts) == 1:
         return [text]
     return [p.split(RESPONSE_CLOSE, 1)[0].strip("\n") for p in parts[1:]]
+
+
+GUESSES = ("Paris", "2025-01-01", "alpha", "user@example.com", "10:00", "EUR", "blue", "user42", "n/a")
+
+
+def random_value(schema: dict, rng, words=GUESSES, depth: int = 0):
+    """A value of the schema's JSON type (an enum member where there is one): what a guesser would send."""
+    schema = schema if isinstance(schema, dict) else {}
+    kind = schema.get("type")
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][int(rng.integers(len(schema["enum"])))]
+    if kind == "integer":
+        return int(rng.integers(-5, 1000))
+    if kind == "number":
+        return round(float(rng.uniform(-10, 1000)), 2)
+    if kind == "boolean":
+        return bool(rng.random() < 0.5)
+    if kind == "array" and depth < 2:
+        return [random_value(schema.get("items") or {}, rng, words, depth + 1) for _ in range(int(rng.integers(1, 4)))]
+    if kind == "object" and depth < 2:
+        return {p: random_value(s, rng, words, depth + 1) for p, s in (schema.get("properties") or {}).items()}
+    return words[int(rng.integers(len(words)))]
+
+
+def random_call(tools: list[Tool], rng, optional: float = 0.5, words=GUESSES) -> str:
+    """A call of a random tool with right-typed random arguments: every required one, each optional one with
+    probability `optional` (a random baseline that gets the format right)."""
+    tool = tools[int(rng.integers(len(tools)))]
+    props = tool.parameters.get("properties") or {}
+    required = set(tool.parameters.get("required") or [])
+    args = {p: random_value(s, rng, words) for p, s in props.items() if p in required or rng.random() < optional}
+    return format_tool_call(tool.name, args)

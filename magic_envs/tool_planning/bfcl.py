@@ -11,7 +11,7 @@ import numpy as np
 
 from magic_envs.core.env import MagicEnv, Outcome
 from magic_envs.core.grammar import format_tool_call
-from magic_envs.core.tools import Tool
+from magic_envs.core.tools import Tool, random_call
 from magic_envs.tool_planning.ast_check import check_calls, check_value, tool_accuracy
 from magic_envs.tool_planning.bfcl_java import encode_java
 from magic_envs.tool_planning.bfcl_js import encode_js
@@ -234,29 +234,6 @@ class BFCLEnv(MagicEnv):
                          for name, args in oracle_calls(self._entry, self._category))
 
     def random_action(self, rng: np.random.Generator) -> str:
-        tool = self._tool_objects[int(rng.integers(len(self._tool_objects)))]
-        props = tool.parameters.get("properties") or {}
-        required = set(tool.parameters.get("required") or [])
-        args = {p: _random_value(s, rng) for p, s in props.items() if p in required or rng.random() < 0.5}
-        return format_tool_call(tool.name, args)
+        return random_call(self._tool_objects, rng)
 
 
-_WORDS = ("alpha", "Boston", "2024-01-01", "blue", "user42", "metric", "true", "n/a")
-
-
-def _random_value(schema: dict, rng: np.random.Generator, depth: int = 0):
-    schema = schema if isinstance(schema, dict) else {}
-    kind = schema.get("type")
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][int(rng.integers(len(schema["enum"])))]
-    if kind == "integer":
-        return int(rng.integers(-5, 1000))
-    if kind == "number":
-        return round(float(rng.uniform(-10, 1000)), 2)
-    if kind == "boolean":
-        return bool(rng.random() < 0.5)
-    if kind == "array" and depth < 2:
-        return [_random_value(schema.get("items") or {}, rng, depth + 1) for _ in range(int(rng.integers(1, 4)))]
-    if kind == "object" and depth < 2:
-        return {p: _random_value(s, rng, depth + 1) for p, s in (schema.get("properties") or {}).items()}
-    return _WORDS[int(rng.integers(len(_WORDS)))]

@@ -6,9 +6,9 @@ import numpy as np
 
 from magic_envs.core.env import MagicEnv, Outcome
 from magic_envs.core.grammar import format_tool_call
-from magic_envs.core.tools import Tool
+from magic_envs.core.tools import Tool, random_call
 from magic_envs.tool_planning.ast_check import check_calls, tool_accuracy
-from magic_envs.tool_planning.toolcall_tasks import CATEGORIES, MIX, Writer, oracle_calls, random_value, span
+from magic_envs.tool_planning.toolcall_tasks import CATEGORIES, MIX, Writer, oracle_calls, span
 from magic_envs.tool_planning.universe import load_universe
 
 INSTRUCTIONS = ("You are a helpful assistant with access to the functions below. Answer the user's request by "
@@ -163,11 +163,4 @@ class ToolCallEnv(MagicEnv):
 
     def random_action(self, rng: np.random.Generator) -> str:
         """One call (sometimes two) of a random offered function with random arguments of the schema's types."""
-        out = []
-        for _ in range(1 + int(rng.random() < 0.3)):
-            tool = self._functions[int(rng.integers(len(self._functions)))]
-            props = tool.parameters.get("properties") or {}
-            required = set(tool.parameters.get("required") or [])
-            args = {p: random_value(s, rng) for p, s in props.items() if p in required or rng.random() < 0.3}
-            out.append(format_tool_call(tool.name, args))
-        return "\n".join(out)
+        return "\n".join(random_call(self._functions, rng, optional=0.3) for _ in range(1 + int(rng.random() < 0.3)))

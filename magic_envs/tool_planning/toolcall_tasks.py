@@ -189,20 +189,3 @@ class Writer:
         return [first] + ranked[:n]
 
 
-def random_value(schema: dict, rng, depth: int = 0):
-    """A value of the schema's JSON type (an enum member where there is one): what a guesser would send."""
-    schema = schema if isinstance(schema, dict) else {}
-    kind = schema.get("type")
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][int(rng.integers(len(schema["enum"])))]
-    if kind == "integer":
-        return int(rng.integers(0, 100))
-    if kind == "number":
-        return round(float(rng.uniform(0, 1000)), 2)
-    if kind == "boolean":
-        return bool(rng.random() < 0.5)
-    if kind == "array" and depth < 2:
-        return [random_value(schema.get("items") or {}, rng, depth + 1) for _ in range(int(rng.integers(1, 4)))]
-    if kind == "object" and depth < 2:
-        return {p: random_value(s, rng, depth + 1) for p, s in (schema.get("properties") or {}).items()}
-    return ("Paris", "2025-01-01", "alpha", "user@example.com", "10:00", "EUR")[int(rng.integers(6))]
