@@ -5,6 +5,7 @@ from pathlib import Path
 
 import gymnasium
 import pytest
+from servers import openai_server  # noqa: F401  (the real vLLM server fixture, tests/servers.py)
 
 import magic_envs  # noqa: F401  (registers the ids)
 
@@ -17,8 +18,11 @@ NEEDS_DATA = {"magic/WorfBench-v0": "MAGIC_WORFBENCH_DIR"}  # ids that serve ext
 
 
 def pytest_collection_modifyitems(config, items):
-    """Registry tests of an env that serves external data skip cleanly where that data is absent."""
+    """Registry tests of an env that serves external data skip cleanly where that data is absent; tests that
+    use the vLLM server carry the `openai_server` marker (deselect them with -m "not openai_server")."""
     for item in items:
+        if "openai_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.openai_server)
         callspec = getattr(item, "callspec", None)
         env_id = callspec.params.get("env_id") if callspec else None
         variable = NEEDS_DATA.get(env_id)

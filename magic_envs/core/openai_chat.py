@@ -22,10 +22,16 @@ import urllib.request
 from dataclasses import dataclass, field
 
 API_KEY_ENV = "OPENAI_API_KEY"
+SERVED: dict[str, str] = {}  # base_url -> the model it serves, asked once
 
 
 class ChatError(RuntimeError):
-    """The server could not be reached or sent no usable answer (after the retries)."""
+    """The server could not be reached or sent no usable answer (after the retries). `status` is the HTTP
+    status of a refused request (e.g. 400 for a field the server does not know), else None."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass
@@ -69,12 +75,14 @@ class ChatClient:
         return content
 
     def served_model(self) -> str:
-        """The first model the server lists (cached per client)."""
+        """The first model the server lists (asked once per server and process)."""
         if not self.model:
-            models = self.request("/models", None).get("data") or []
-            if not models:
-                raise ChatError(f"{self.base_url} lists no model; name one")
-            self.model = models[0]["id"]
+            if self.base_url not in SERVED:
+                models = self.request("/models", None).get("data") or []
+                if not models:
+                    raise ChatError(f"{self.base_url} lists no model; name one")
+                SERVED[self.base_url] = models[0]["id"]
+            self.model = SERVED[self.base_url]
         return self.model
 
     def request(self, path: str, body: dict | None) -> dict:
@@ -92,7 +100,7 @@ class ChatClient:
             except urllib.error.HTTPError as error:
                 if error.code != 429 and error.code < 500 or attempt == self.retries:
                     detail = error.read()[:300].decode("utf-8", "replace")
-                    raise ChatError(f"{self.base_url}{path}: HTTP {error.code} {detail}") from error
+                    raise ChatError(f"{self.base_url}{path}: HTTP {error.code} {detail}", error.code) from error
             except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as error:
                 if attempt == self.retries:
                     raise ChatError(f"{self.base_url}{path}: {error}") from error

@@ -11,6 +11,12 @@ With no base URL the judge is "not configured" and `score` returns None, so call
 absent rather than zero. Network and server failures also give None (logged once per server): a judge
 outage must never crash or stall an episode beyond its timeout and retries.
 
+By default (`constrain=True`) the judge asks the server to constrain its reply to the prompt's last line,
+"Score: <0-100>", with vLLM's structured outputs (a `structured_outputs` regex; the grammar engine then only
+lets the model write that), so any model, however weak, returns a parsable score; the justification is not
+generated then. A server that rejects the field (HTTP 400/422: not vLLM) is asked again without it, and
+plainly from then on; one that ignores unknown fields answers as usual. `constrain=False` always asks plainly.
+
 The prompt (`plan_prompt`) shows the task, the gold plan and the predicted plan, asks for a 0-100 rating
 on a described scale and for the number on a last line "Score: <n>"; `parse_score` reads it back robustly
 (reasoning blocks, markdown, "85/100", a bare number) and `score` returns it divided by 100.
@@ -25,14 +31,12 @@ on a described scale and for the number on a last line "Score: <n>"; `parse_scor
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
-import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
+
+from magic_envs.core.openai_chat import ChatClient, ChatError
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +73,8 @@ _LABELLED = re.compile(r"(?:score|rating)(?:\s+(?:of|is))?\W{0,6}?(-?\d+(?:\.\d+
                        re.IGNORECASE)
 _FRACTION = re.compile(r"(-?\d+(?:\.\d+)?)\s*/\s*(100|10)\b")
 _BARE = re.compile(r"^\W*(-?\d+(?:\.\d+)?)\W*$")
+# The only replies a constrained judge can write: exactly the prompt's last line, an integer in 0..100.
+SCORE_REGEX = r"Score: (100|[1-9]?[0-9])"
 
 
 def _clip(text: str) -> str:
@@ -116,7 +122,7 @@ def _scaled(number: str, scale: str) -> float | None:
 
 
 _WARNED: set[str] = set()  # servers whose failure was logged already
-_SERVED: dict[str, str] = {}  # base_url -> the model it serves, asked once
+_UNCONSTRAINED: set[str] = set()  # servers that rejected structured outputs: asked plainly from then on
 
 
 @dataclass(frozen=True)
@@ -125,6 +131,7 @@ class Judge:
 
     `timeout` is per HTTP request; a failed request is retried `retries` more times after `backoff`,
     `2 * backoff`, ... seconds (connection errors, timeouts, HTTP 429 and 5xx; other 4xx are final).
+    `constrain`: ask for a reply constrained to "Score: <n>" where the server supports it (module docstring).
     """
 
     base_url: str | None = None
@@ -134,6 +141,7 @@ class Judge:
     retries: int = 2
     backoff: float = 1.0
     max_tokens: int = 1024
+    constrain: bool = True
 
     def __post_init__(self):
         for name, var in (("base_url", ENV_BASE_URL), ("model", ENV_MODEL), ("api_key", ENV_API_KEY)):
@@ -149,7 +157,7 @@ class Judge:
         if not self.configured:
             return None
         try:
-            reply = self.complete(plan_prompt(task, gold, pred))
+            reply = self.complete(plan_prompt(task, gold, pred), regex=SCORE_REGEX if self.constrain else None)
         except Exception as error:  # noqa: BLE001  (any failure of the judge is a missing score, not a crash)
             self._warn_once(f"the judge at {self.base_url} failed ({error!r}); the LLM metric is skipped")
             return None
@@ -158,43 +166,27 @@ class Judge:
             log.debug("judge reply without a usable score: %r", reply[:500])
         return value
 
-    def complete(self, messages: list[dict]) -> str:
-        """One chat completion (temperature 0); raises on failure after the retries."""
-        body = {"model": self.model or self._served_model(), "messages": messages, "temperature": 0.0,
-                "max_tokens": self.max_tokens}
-        reply = self._request("/chat/completions", body)
-        content = reply["choices"][0]["message"].get("content")
-        if not isinstance(content, str):
-            raise ValueError(f"the server sent no text content: {str(reply)[:200]}")
-        return content
+    def complete(self, messages: list[dict], regex: str | None = None) -> str:
+        """One chat completion (temperature 0); raises ChatError on failure after the retries.
 
-    def _served_model(self) -> str:
-        if self.base_url not in _SERVED:
-            models = self._request("/models", None).get("data") or []
-            if not models:
-                raise ValueError("the server lists no model; set MAGIC_JUDGE_MODEL")
-            _SERVED[self.base_url] = models[0]["id"]
-        return _SERVED[self.base_url]
-
-    def _request(self, path: str, body: dict | None) -> dict:
-        url = self.base_url.rstrip("/") + path
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        data = None if body is None else json.dumps(body).encode()
-        for attempt in range(self.retries + 1):
-            request = urllib.request.Request(url, data=data, headers=headers, method="GET" if body is None else "POST")
+        `regex` constrains the reply through vLLM's `structured_outputs`; a server that rejects the field is
+        asked again without it, and is remembered as unconstrained only when that plain request succeeds
+        (a 400 can have other causes, such as a prompt longer than the context).
+        """
+        client = ChatClient(self.base_url, self.model, self.api_key, self.timeout, self.retries, self.backoff,
+                            params={"temperature": 0.0, "max_tokens": self.max_tokens})
+        if regex and self.base_url not in _UNCONSTRAINED:
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    return json.loads(response.read().decode("utf-8"))
-            except urllib.error.HTTPError as error:
-                if error.code != 429 and error.code < 500 or attempt == self.retries:
+                return client.complete(messages, structured_outputs={"regex": regex})
+            except ChatError as error:
+                if error.status not in (400, 422):
                     raise
-            except (urllib.error.URLError, TimeoutError, ConnectionError):
-                if attempt == self.retries:
-                    raise
-            time.sleep(self.backoff * 2**attempt)
-        raise AssertionError("unreachable")
+                content = client.complete(messages)
+                _UNCONSTRAINED.add(self.base_url)
+                log.info("the judge at %s rejected structured outputs (HTTP %s); asking it plainly", self.base_url,
+                         error.status)
+                return content
+        return client.complete(messages)
 
     def _warn_once(self, message: str) -> None:
         key = f"{self.base_url}|{self.model}"

@@ -136,9 +136,9 @@ class MiniLMEncoder:
 
     def encode(self, texts) -> np.ndarray:
         """L2-normalised embeddings, float32 (len(texts), 384). Sentences are grouped by exact token count, so
-        nothing is padded and no step mixes sentences except row-wise matrix products; with OpenBLAS (numpy's
-        wheels) a text then gets the bit-identical vector whatever else is in the call (tests check it), so
-        a score computed from cached embeddings does not depend on the batch a text was first seen in."""
+        nothing is padded and every step works on one sentence at a time (see `_forward`): a text gets the
+        bit-identical vector whatever else is in the call (tests check it), so a score computed from cached
+        embeddings does not depend on the batch a text was first seen in."""
         texts = [str(t) for t in texts]
         out = np.zeros((len(texts), self.dim), np.float32)
         if not texts:
@@ -155,12 +155,15 @@ class MiniLMEncoder:
         return out
 
     def _forward(self, input_ids: np.ndarray) -> np.ndarray:
-        """Embeddings of a batch of sentences of one token length (b, L): no padding, no attention mask."""
+        """Embeddings of a batch of sentences of one token length (b, L): no padding, no attention mask.
+        Every product is taken per sentence ((b, L, d) @ (d, k) is b products of L rows), so a BLAS whose
+        result for a row depends on how many rows it multiplies at once (OpenBLAS's small-matrix kernels do)
+        still gives a sentence the same vector alone or in any batch."""
         n, length = input_ids.shape
         e = self._emb
         x = e["word_embeddings.weight"][input_ids] + e["position_embeddings.weight"][:length] \
             + e["token_type_embeddings.weight"][0]
-        x = _layer_norm(x, e["LayerNorm.weight"], e["LayerNorm.bias"]).reshape(n * length, -1)
+        x = _layer_norm(x, e["LayerNorm.weight"], e["LayerNorm.bias"])
         heads, hidden = self._heads, x.shape[-1]
         size = hidden // heads
         scale = np.float32(1.0 / np.sqrt(size))
@@ -169,11 +172,11 @@ class MiniLMEncoder:
             scores = (qkv[0] @ qkv[1].transpose(0, 1, 3, 2)) * scale
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             scores /= scores.sum(-1, keepdims=True)
-            context = (scores @ qkv[2]).transpose(0, 2, 1, 3).reshape(n * length, hidden)
+            context = (scores @ qkv[2]).transpose(0, 2, 1, 3).reshape(n, length, hidden)
             x = _layer_norm(context @ ao_w + ao_b + x, ln1_w, ln1_b)
             h = x @ in_w
             h += in_b
             x = _layer_norm(_gelu_(h) @ out_w + out_b + x, ln2_w, ln2_b)
-        pooled = x.reshape(n, length, hidden).sum(1) / np.float32(length)
+        pooled = x.sum(1) / np.float32(length)
         norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return (pooled / norms).astype(np.float32)
