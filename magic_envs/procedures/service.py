@@ -33,11 +33,13 @@ from typing import ClassVar
 from magic_envs.core.env import MagicEnv, Outcome
 from magic_envs.core.grammar import ParsedAction
 from magic_envs.core.tools import Tool, format_tool_responses
-from magic_envs.procedures.database import ToolError, fresh_copy
-from magic_envs.procedures.reward import PolicyMonitor, communicated, db_match, gold_database
+from magic_envs.procedures.database import ToolError, db_hash, fresh_copy
+from magic_envs.procedures.reward import PolicyMonitor, communicated, gold_database
 from magic_envs.procedures.user_sim import GREETING, ModelUser, Progress, ScriptedUser, ends_conversation
 
 REWARD_MODES = ("magic", "tau2")
+_GOLD_CACHE: dict[tuple, tuple[str, list[dict]]] = {}  # (env, domain, quirks, task id) -> (gold hash, targets)
+_VALUES: dict[str, dict] = {}  # shared database name -> the PolicyMonitor.values of its customers
 USERS = ("scripted", "model")
 TRANSFER_TOOL = "transfer_to_human_agents"
 _REFUSAL = re.compile(r"\b(cannot|can't|can not|unable|not able|not possible|not allowed|not eligible|"
@@ -95,15 +97,15 @@ class ServiceEnv(MagicEnv):
         for key in ("db", "scenario", "actions"):
             if key not in task:
                 raise ValueError(f"a {self.family} task needs the key {key!r}")
-        self.initial_db = self.build_database(task)
+        self.initial_db = self.build_database(task)  # never changed: the live database is a copy
         self.db = fresh_copy(self.initial_db)
-        self.gold_db = gold_database(self.initial_db, task["actions"], self._call)
         self.requests = list(task.get("requests") or [{"done": "state"}] * len(task["scenario"].get("requests", [])))
-        self._targets = self._request_targets(task)
+        self.gold_hash, self._targets = self._gold(task)
         self.user = self._make_user(task["scenario"])
         first = self.user.first_message()
         self.monitor = PolicyMonitor(self.tools.owner, self.tools.private_values, self.authenticates,
-                                     frozenset(self.tools.WRITE_TOOLS))
+                                     frozenset(self.tools.WRITE_TOOLS),
+                                     values=_VALUES.setdefault(self.shared_database, {}) if self.shared_database else {})
         self.monitor.customer_said(first)
         self.agent_messages, self.user_messages = [GREETING], [first]
         self.errors = self.turns = self._oracle_step = 0
@@ -147,38 +149,64 @@ class ServiceEnv(MagicEnv):
             return "Is there anything else I can help you with?"
         return script[self._oracle_step]
 
+    @property
+    def gold_db(self) -> dict:
+        """The gold database (built on demand: scoring needs only its hash)."""
+        return gold_database(self.initial_db, self._work_task["actions"], self._call)
+
     # ---- internals --------------------------------------------------------------------------------------
     def _call(self, db: dict, name: str, arguments: dict) -> str:
         return self.tools.call(db, name, arguments, quirks=self.quirks)
 
     quirks: ClassVar[bool] = False  # tau2-bench's tool bugs, reproduced only where its data is served
+    shared_database = ""  # a name when every episode starts from the same database (caches what derives from it)
 
     def _run(self, name: str, arguments: dict) -> str:
-        self.monitor.before_call(self.db, name, arguments, self.user_messages)
+        self.monitor.before_call(self.db, name, arguments)
         try:
             result = self._call(self.db, name, arguments)
         except ToolError as error:
             self.errors += 1
+            self.monitor.after_call(name, arguments, None, self.user_messages)
             return f"Error: {error}"
         self.monitor.after_call(name, arguments, result, self.user_messages)
         if name == TRANSFER_TOOL:
             self.transferred = True
         return result
 
-    def _request_targets(self, task: dict) -> list[dict]:
-        """Per request: the records its gold writes change, with their values once it is done."""
-        db, targets = fresh_copy(self.initial_db), []
+    def _gold(self, task: dict) -> tuple[str, list[dict]]:
+        """The gold database's hash and, per request, every record its gold writes touch (even one changed
+        and changed back) with its value once the request is done. Replays the gold actions on two copies in
+        lockstep, so a write's effect is a comparison, not a copy of the database; cached per task."""
+        key = (type(self).__name__, getattr(self, "domain", ""), self.quirks, self.task_id)
+        if key in _GOLD_CACHE:
+            return _GOLD_CACHE[key]
+        db, before, targets = fresh_copy(self.initial_db), fresh_copy(self.initial_db), []
         for index in range(len(self.requests)):
-            before = fresh_copy(db)
+            touched = set()
             for action in task["actions"]:
-                if action.get("request") == index and action["name"] in self.tools.WRITE_TOOLS:
-                    try:
-                        self._call(db, action["name"], dict(action.get("arguments") or {}))
-                    except ToolError:
-                        pass
-            targets.append({(table, key): record for table, records in db.items() if isinstance(records, dict)
-                            for key, record in records.items() if before.get(table, {}).get(key) != record})
-        return targets
+                if action.get("request", 0) != index:
+                    continue
+                arguments = dict(action.get("arguments") or {})
+                try:
+                    self._call(db, action["name"], arguments)
+                except ToolError:
+                    continue
+                if action["name"] in self.tools.WRITE_TOOLS:
+                    touched |= {(table, k) for table, records in db.items() if isinstance(records, dict)
+                                for k, record in records.items() if before[table].get(k) != record}
+                    self._call(before, action["name"], arguments)
+            targets.append({(table, k): fresh_copy(db[table][k]) for table, k in touched})
+        for action in task["actions"]:  # actions of no request (or a later one) still shape the gold state
+            if not 0 <= action.get("request", 0) < len(self.requests):
+                try:
+                    self._call(db, action["name"], dict(action.get("arguments") or {}))
+                except ToolError:
+                    pass
+        if len(_GOLD_CACHE) >= 1024:
+            _GOLD_CACHE.pop(next(iter(_GOLD_CACHE)))
+        _GOLD_CACHE[key] = (db_hash(db), targets)
+        return _GOLD_CACHE[key]
 
     def _request_done(self) -> bool:
         index = getattr(self.user, "current", 0)
@@ -219,7 +247,7 @@ class ServiceEnv(MagicEnv):
 
     def _finish(self, observation: str, role: str, abnormal: str = "") -> Outcome:
         task = self._work_task
-        parts = {"DB": db_match(self.db, self.gold_db),
+        parts = {"DB": db_hash(self.db) == self.gold_hash,
                  "COMMUNICATE": communicated(task.get("communicate") or [], self.agent_messages),
                  "POLICY": not self.monitor.violations}
         basis = list(task.get("reward_basis") or ["DB", "COMMUNICATE"])
