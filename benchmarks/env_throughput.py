@@ -21,7 +21,7 @@ TARGETS = {"magic/Calendar-v0": (1000, 10_000), "magic/Meeting-v0": (200, 10_000
 
 
 def measure(env_id: str, seconds: float) -> tuple[float, float]:
-    env = gymnasium.make(env_id).unwrapped  # the env itself, without Gymnasium's checking wrappers
+    env = gymnasium.make(env_id, **magic_envs.ENVS[env_id].offline).unwrapped  # without the checking wrappers
     # A multi-step env's first oracle step is timed: a tool call executed, or an answer scored.
     seed, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:

@@ -32,8 +32,9 @@ def main() -> int:
     failures = 0
     print(f"{'env':<22}{'split':<16}{'oracle':>16}{'random':>16}{'junk':>16}")
     for env_id in args.ids:
-        for split in gymnasium.make(env_id).unwrapped.splits:
-            env = gymnasium.make(env_id, split=split)
+        offline = magic_envs.ENVS[env_id].offline  # e.g. the scripted customer instead of a model's
+        for split in gymnasium.make(env_id, **offline).unwrapped.splits:
+            env = gymnasium.make(env_id, split=split, **offline)
             scores = {"oracle": [], "random": [], "junk": []}
             for seed in range(args.seeds):
                 policies = {"oracle": OraclePolicy(), "random": RandomPolicy("format", seed),

