@@ -59,6 +59,10 @@ ENVS: dict[str, EnvEntry] = {
         "magic_envs.procedures.retail:RetailEnv", "procedures",
         "Serve a store's customer by its policy: authenticate, confirm, cancel/modify/return/exchange, refuse or "
         "transfer (tau2-bench retail, generated).", 40),
+    "magic/Airline-v0": EnvEntry(
+        "magic_envs.procedures.airline:AirlineEnv", "procedures",
+        "Serve an airline customer by a written policy: book, change, cancel, refuse or transfer (tau2-bench "
+        "airline, generated).", 50),
     "magic/Tau2-v0": EnvEntry(
         "magic_envs.procedures.tau2:Tau2Env", "procedures",
         "tau2-bench's own retail and airline tasks on our tools, tau2's reward (data from the tau2-*-mcp-eval "

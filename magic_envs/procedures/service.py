@@ -32,6 +32,7 @@ from typing import ClassVar
 
 from magic_envs.core.env import MagicEnv, Outcome
 from magic_envs.core.grammar import ParsedAction
+from magic_envs.core.tasks import fingerprint
 from magic_envs.core.tools import Tool, format_tool_responses
 from magic_envs.procedures.database import ToolError, db_hash, fresh_copy
 from magic_envs.procedures.reward import PolicyMonitor, communicated, gold_database
@@ -108,6 +109,7 @@ class ServiceEnv(MagicEnv):
                                      values=_VALUES.setdefault(self.shared_database, {}) if self.shared_database else {})
         self.monitor.customer_said(first)
         self.agent_messages, self.user_messages = [GREETING], [first]
+        self._request_start = 1  # index of the first agent message since the current request was made
         self.errors = self.turns = self._oracle_step = 0
         self.transferred = False
         self._work_task = task
@@ -125,7 +127,10 @@ class ServiceEnv(MagicEnv):
             return Outcome(format_tool_responses(results), role="tool", metrics=self._live_metrics())
         self.agent_messages.append(action.text)
         self.monitor.agent_said(self.db, action.text, self.user_messages)
+        current = getattr(self.user, "current", 0)
         reply = self._user_reply(action.text)
+        if getattr(self.user, "current", 0) != current:  # the customer moved on: a new request starts
+            self._request_start = len(self.agent_messages)
         self.user_messages.append(reply)
         self.monitor.customer_said(reply)
         if ends_conversation(reply):
@@ -178,7 +183,8 @@ class ServiceEnv(MagicEnv):
         """The gold database's hash and, per request, every record its gold writes touch (even one changed
         and changed back) with its value once the request is done. Replays the gold actions on two copies in
         lockstep, so a write's effect is a comparison, not a copy of the database; cached per task."""
-        key = (type(self).__name__, getattr(self, "domain", ""), self.quirks, self.task_id)
+        key = (type(self).__name__, getattr(self, "domain", ""), self.quirks,
+               fingerprint({k: task.get(k) for k in ("db", "actions", "requests")}))
         if key in _GOLD_CACHE:
             return _GOLD_CACHE[key]
         db, before, targets = fresh_copy(self.initial_db), fresh_copy(self.initial_db), []
@@ -218,11 +224,15 @@ class ServiceEnv(MagicEnv):
         if done == "refused":
             return bool(_REFUSAL.search(self.agent_messages[-1]))
         if done == "told":
-            return communicated(self.requests[index].get("communicate", []), self.agent_messages[1:])
+            return communicated(self.requests[index].get("communicate", []), self._since_request())
         # "state": the records the request's gold writes change hold their gold values, and anything the
         # request must be told has been said (a request whose gold writes all fail needs only the latter).
         return all(self.db.get(table, {}).get(key) == record for (table, key), record in self._targets[index].items()) \
-            and communicated(self.requests[index].get("communicate", []), self.agent_messages[1:])
+            and communicated(self.requests[index].get("communicate", []), self._since_request())
+
+    def _since_request(self) -> list[str]:
+        """The agent's messages since the current request was made (what answers it)."""
+        return self.agent_messages[self._request_start:]
 
     def _user_reply(self, text: str) -> str:
         try:
