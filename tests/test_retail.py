@@ -19,9 +19,10 @@ from magic_envs.core.grammar import format_tool_call
 from magic_envs.core.policy import RandomPolicy
 from magic_envs.core.rollout import rollout
 from magic_envs.core.tasks import fingerprint, roundtrip
-from magic_envs.procedures import retail
+from magic_envs.procedures import retail, retail_tasks
 from magic_envs.procedures.database import db_hash
-from magic_envs.procedures.retail import IID_KINDS, OOD_KINDS, VARIANTS, RetailEnv, build_store, policy_for
+from magic_envs.procedures.retail import VARIANTS, RetailEnv, build_store, policy_for
+from magic_envs.procedures.retail_tasks import IID_KINDS, OOD_KINDS
 
 ENV_ID = "magic/Retail-v0"
 
@@ -89,14 +90,15 @@ def customer(task: dict, db: dict) -> dict:
 def test_oracle_solves_every_seed_of_every_split_and_knob_setting(split):
     rows, rejections = sweep(split)
     assert rejections == []  # the generator's scripted run of each of the SEEDS tasks scored 1.0
-    assert all(len(row["task"]["oracle"]) <= retail.MAX_ORACLE_STEPS for row in rows)
+    assert all(len(row["task"]["oracle"]) <= retail_tasks.MAX_ORACLE_STEPS for row in rows)
     replayed = [row for row in rows if row["replayed"]]
     failed = [(row["id"], row["info"]) for row in replayed
               if (row["reward"], row["terminated"], row["info"]["success"]) != (1.0, True, True)]
     assert failed == []
     settings = {json.dumps(k, sort_keys=True) for k in GRID}
     assert {json.dumps(row["knobs"], sort_keys=True) for row in replayed} == settings
-    assert max(row["steps"] for row in replayed) <= retail.MAX_ORACLE_STEPS < gymnasium.spec(ENV_ID).max_episode_steps
+    longest = max(row["steps"] for row in replayed)
+    assert longest <= retail_tasks.MAX_ORACLE_STEPS < gymnasium.spec(ENV_ID).max_episode_steps
     assert all(row["info"]["metrics"]["violations"] == 0 for row in replayed)
 
 
@@ -321,7 +323,7 @@ def test_ood_policy_text_differs_and_its_oracle_follows_it():
             for a in writes:
                 if a["name"] == "cancel_pending_order":
                     order = db["orders"][a["arguments"]["order_id"]]
-                    assert sum(i["price"] for i in order["items"]) <= retail.CANCEL_LIMIT
+                    assert sum(i["price"] for i in order["items"]) <= retail_tasks.CANCEL_LIMIT
             followed[variant] += any(r["kind"] == "cancel" and r["done"] == "refused" and r["communicate"] == ["500"]
                                      for r in task["requests"])
         else:  # no exchanges: each exchange request is refused, pointing to returns

@@ -335,8 +335,17 @@ def test_default_matcher_explains_missing_package(monkeypatch):
 
 
 def test_no_heavy_imports():
-    for name in ("torch", "transformers", "sentence_transformers"):
-        assert name not in sys.modules
+    """Scoring with the default MiniLM encoder imports no torch (checked in a fresh interpreter, since other
+    tests here load sentence-transformers on purpose)."""
+    import subprocess
+
+    code = ("import sys\n"
+            "from magic_envs.decomposition.worfbench_metric import score_workflow\n"
+            "score_workflow('Node:\\n1: a\\nEdge: (START,1) (1,END)', 'Node:\\n1: a\\nEdge: (START,1) (1,END)')\n"
+            "heavy = [n for n in ('torch', 'transformers', 'sentence_transformers') if n in sys.modules]\n"
+            "assert not heavy, heavy\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 # ---------------------------------------------------------------------------------------- plan metrics
