@@ -10,24 +10,24 @@ import functools
 import json
 
 import gymnasium
+import numpy as np
 import pytest
 
 import magic_envs  # noqa: F401  (registers the ids)
 from magic_envs.core.grammar import format_tool_call
 from magic_envs.core.policy import RandomPolicy
 from magic_envs.core.rollout import rollout
-from magic_envs.procedures import airline
-from magic_envs.procedures.airline import (
+from magic_envs.procedures import airline_data, airline_tasks, airline_tools
+from magic_envs.procedures.airline import AirlineEnv, policy_for
+from magic_envs.procedures.airline_data import VOCABULARY
+from magic_envs.procedures.airline_tasks import (
     IID_KINDS,
     OOD_KINDS,
     RULES,
     VARIANTS,
-    AirlineEnv,
     build_airline_db,
     free_bags,
-    policy_for,
 )
-from magic_envs.procedures.airline_data import VOCABULARY
 
 ENV_ID = "magic/Airline-v0"
 SEEDS = 100  # per split
@@ -99,7 +99,7 @@ def test_every_request_kind_occurs():
 
 def test_every_task_fails_when_nothing_is_done():
     """A refusal, answer or transfer must be said; anything else changes the database."""
-    writes = airline.airline_tools.WRITE_TOOLS
+    writes = airline_tools.WRITE_TOOLS
     for split in AirlineEnv.splits:
         for row in sweep(split)[0]:
             task = row["task"]
@@ -162,7 +162,7 @@ def test_one_more_changed_record_fails_in_both_modes():
 
 
 def test_acting_for_an_unidentified_customer_fails_only_with_the_policy_check():
-    task = find("train", lambda t: t["requests"][0]["kind"] in airline.LOCATES and len(t["requests"]) == 1)
+    task = find("train", lambda t: t["requests"][0]["kind"] in airline_tasks.LOCATES and len(t["requests"]) == 1)
     assert "user id" in task["oracle"][0] and "get_user_details" in task["oracle"][1]
     script = task["oracle"][2:]  # never asks for the user id
     assert play(task, script) == (0.0, True, ["acting for an unauthenticated user"])
@@ -206,11 +206,11 @@ def test_knobs_change_what_they_say():
             user = db["users"][spec["user"]]
             names = [u["name"] for u in db["users"].values()]
             assert names.count(user["name"]) >= 2
-            assert len(db["reservations"]) > len(airline._generated(task["db"]["seed"], task["db"]["size"], False)
-                                                 ["reservations"])
+            assert len(db["reservations"]) > len(airline_tasks._generated(task["db"]["seed"], task["db"]["size"], False)
+                                                       ["reservations"])
         for request, said in zip(task["requests"], task["scenario"]["requests"]):
             facts = " ".join(said["facts"].values())
-            if knobs.get("ambiguous") == 1.0 and request["kind"] in airline.LOCATES:
+            if knobs.get("ambiguous") == 1.0 and request["kind"] in airline_tasks.LOCATES:
                 assert request["ambiguous"] in ("unknown", "wrong") and "The reservation id is" not in facts
                 assert "describe the trip" in said["facts"]
             if knobs.get("ambiguous") == 0.0:
@@ -227,7 +227,7 @@ def test_an_ambiguous_customer_never_says_the_reservation_id():
         env.reset(seed=seed)
         task = env.task
         ids = {a["arguments"]["reservation_id"] for a in task["actions"] if "reservation_id" in a["arguments"]}
-        if task["requests"][0]["kind"] in airline.LOCATES:
+        if task["requests"][0]["kind"] in airline_tasks.LOCATES:
             said = json.dumps(task["scenario"])
             target = [a["arguments"]["reservation_id"] for a in task["actions"]
                       if a["name"] == "get_reservation_details"][-1]
@@ -263,12 +263,12 @@ def test_ood_policy_text_differs_and_its_oracle_follows_it():
         assert kind == VARIANTS[task["policy"]]
         db = build_airline_db(task["db"])
         writes = [a for a in task["actions"] if a["request"] == request and a["name"] in
-                  airline.airline_tools.WRITE_TOOLS]
+                  airline_tools.WRITE_TOOLS]
         if task["policy"] == "cancel_48h":  # booked 24-48 hours ago, no other ground: only the variant allows it
             (write,) = writes
             reservation = db["reservations"][write["arguments"]["reservation_id"]]
             assert write["name"] == "cancel_reservation"
-            assert not airline._cancel_grounds(db, reservation, "change_of_plan", RULES["base"])
+            assert not airline_tasks._cancel_grounds(db, reservation, "change_of_plan", RULES["base"])
         elif task["policy"] == "certificate_150":
             (write,) = writes
             found = [a["arguments"]["reservation_id"] for a in task["actions"]
@@ -304,13 +304,13 @@ def test_bad_pinned_tasks_raise_and_shared_databases_never_change():
             env.reset(options={"task": broken})
     # Episodes start from shared databases (generated once per seed): playing must never change them.
     seed = task["db"]["seed"]
-    before = json.dumps(airline._generated(seed, 1, False), sort_keys=True)
+    before = json.dumps(airline_tasks._generated(seed, 1, False), sort_keys=True)
     built = json.dumps(build_airline_db(task["db"]), sort_keys=True)
     for _ in range(2):
         env.reset(options={"task": task})
         for action in task["oracle"]:
             env.step(action)
-    fresh = airline.airline_data.generate_db(airline.np.random.default_rng(seed), 1)
-    assert json.dumps(fresh, sort_keys=True) == before == json.dumps(airline._generated(seed, 1, False),
-                                                                      sort_keys=True)
+    fresh = airline_data.generate_db(np.random.default_rng(seed), 1)
+    assert json.dumps(fresh, sort_keys=True) == before == json.dumps(airline_tasks._generated(seed, 1, False),
+                                                                            sort_keys=True)
     assert json.dumps(build_airline_db(task["db"]), sort_keys=True) == built
