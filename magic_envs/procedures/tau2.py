@@ -19,6 +19,9 @@ once the gold changes are in the database (or, for a task without changes, after
 DB x COMMUNICATE as tau2-bench's original release scores both domains (deterministic), times POLICY unless
 `reward_mode="tau2"` (service.py). tau2-bench's later data scores retail with LLM-judged NL assertions
 (gpt-4.1); that judge is not reproduced here, so retail numbers follow the original DB x COMMUNICATE basis.
+Some tasks (11 retail, 24 airline) have a gold that leaves the database unchanged and no phrase to say: under
+DB x COMMUNICATE any conversation that ends normally passes them, which is why random agents score ~0.05 here
+(tau2-bench's current data judges most of them with its NL assertions instead).
 
 ## Oracle
 The gold actions one call per turn, a confirmation question before each write, then one message with every
