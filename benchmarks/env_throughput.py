@@ -22,20 +22,25 @@ TARGETS = {"magic/Calendar-v0": (1000, 10_000), "magic/Meeting-v0": (200, 10_000
 
 def measure(env_id: str, seconds: float) -> tuple[float, float]:
     env = gymnasium.make(env_id, **magic_envs.ENVS[env_id].offline).unwrapped  # without the checking wrappers
-    # A multi-step env's first oracle step is timed: a tool call executed, or an answer scored.
+    # Every oracle step of whole episodes is timed (a tool call executed, a customer's reply, an answer scored);
+    # resets between episodes are not.
     seed, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         env.reset(seed=seed)
         seed += 1
     resets = seed / (time.perf_counter() - start)
-    steps, elapsed = 0, 0.0
+    steps, elapsed, episode = 0, 0.0, 0
     while elapsed < seconds:
-        env.reset(seed=steps % 500)
-        action = env.oracle_action()
-        t = time.perf_counter()
-        env.step(action)
-        elapsed += time.perf_counter() - t
-        steps += 1
+        env.reset(seed=episode % 500)
+        episode += 1
+        for _ in range(200):
+            action = env.oracle_action()
+            t = time.perf_counter()
+            _, _, terminated, _, _ = env.step(action)
+            elapsed += time.perf_counter() - t
+            steps += 1
+            if terminated:
+                break
     return resets, steps / elapsed
 
 
