@@ -117,6 +117,7 @@ def fails(db, name, message, quirks=True, **arguments):
         at.call(db, name, arguments, quirks=quirks)
     assert str(caught.value) == message
     assert db_hash(db) == before
+    return str(caught.value)
 
 
 def book_args(**changes):
@@ -271,7 +272,7 @@ def test_book_reservation_errors(db):
     def flights(number, date):
         return [{"flight_number": number, "date": date}]
 
-    for message, changes in [
+    cases = [
         ("User nobody not found", {"user_id": "nobody"}),
         ("Flight HAT999 not found", {"flights": flights("HAT999", "2024-05-20")}),
         ("Flight HAT001 not found on date 2024-05-02", {"flights": flights("HAT001", "2024-05-02")}),
@@ -289,8 +290,9 @@ def test_book_reservation_errors(db):
         # tau2 removes the certificate at its first listing and then fails looking it up again
         ("'certificate_3333333'", {"payment_methods": [{"payment_id": "certificate_3333333", "amount": 75},
                                                         {"payment_id": "certificate_3333333", "amount": 75}]}),
-    ]:
-        fails(db, "book_reservation", message, **book_args(**changes))
+    ]
+    seen = [fails(db, "book_reservation", message, **book_args(**changes)) for message, changes in cases]
+    assert seen == [message for message, _ in cases]  # every check fires, in tau2's order, state untouched
 
 
 def test_book_reservation_gift_card_listed_twice(db):
