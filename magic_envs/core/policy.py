@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Protocol, runtime_checkable
 
 import gymnasium as gym
@@ -17,6 +18,14 @@ class Policy(Protocol):
     """
 
     def act(self, messages: list[dict], tools: list[dict]) -> str: ...
+
+
+async def act_async(policy, messages: list[dict], tools: list[dict], executor=None) -> str:
+    """The policy's next action on an event loop: its own `act_async` (servers, batching models) when it has
+    one, else its `act` in a worker thread so that a slow policy never stalls other episodes."""
+    if hasattr(policy, "act_async"):
+        return await policy.act_async(messages, tools)
+    return await asyncio.get_running_loop().run_in_executor(executor, policy.act, messages, tools)
 
 
 class OraclePolicy:
