@@ -67,6 +67,18 @@ ENVS: dict[str, EnvEntry] = {
         "magic_envs.procedures.tau2:Tau2Env", "procedures",
         "tau2-bench's own retail and airline tasks on our tools, tau2's reward (data from the tau2-*-mcp-eval "
         "packages; customer played by a model).", 60, offline={"user": "scripted"}),
+    "magic/BFCLMultiTurn-v0": EnvEntry(
+        "magic_envs.tool_execution.bfcl_multi_turn:BFCLMultiTurnEnv", "tool_execution",
+        "BFCL v3 multi-turn entries (base, miss_func, miss_param, long_context) on bfcl-eval's own stateful "
+        "backends, scored by backend state and call results after each turn as BFCL does.", 168),
+    "magic/Workspace-v0": EnvEntry(
+        "magic_envs.tool_execution.workspace:WorkspaceEnv", "tool_execution",
+        "Long-horizon tool use in a stateful workspace (files, mail, calendar, contacts, notes, shop, bank): "
+        "15-50 dependent calls, scored on the whole final world against the gold one.", 100),
+    "magic/ALFWorld-v0": EnvEntry(
+        "magic_envs.alfworld.alfworld_env:ALFWorldEnv", "alfworld",
+        "ALFWorld's six household task types in text, on its real engine (TextWorld PDDL + fast-downward), "
+        "generated offline in ALFRED's rooms or from ALFWorld's game files (needs alfworld).", 50),
 }
 
 for _env_id, _entry in ENVS.items():

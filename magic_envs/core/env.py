@@ -156,7 +156,12 @@ class MagicEnv(gym.Env[str, str]):
         """An error transition: the agent is told what was wrong and the state is unchanged."""
         text = f"Error: {error}."
         observation = format_tool_responses([text]) if role == "tool" else text
-        return Outcome(observation, role=role, valid=False, error=error)
+        return Outcome(observation, role=role, valid=False, error=error, metrics=self.progress())
+
+    def progress(self) -> dict[str, float]:
+        """The episode's metrics so far, which error transitions report too, so that an episode truncated after
+        an invalid action still shows how far it got. Envs whose metrics grow during an episode override it."""
+        return {}
 
     def _info(self, outcome: Outcome) -> dict:
         unknown = set(outcome.metrics) - set(self.metric_names)

@@ -169,30 +169,25 @@ class ToolPlanEnv(MagicEnv):
         return INSTRUCTIONS
 
     # ---- episode ----------------------------------------------------------------------------------------
-    def invalid(self, error: str, role: str = "user") -> Outcome:
-        outcome = super().invalid(error, role)
-        outcome.metrics = self.metrics()  # progress so far, so a truncated episode still reports it
-        return outcome
-
     def transition(self, action: ParsedAction) -> Outcome:
         if action.calls:
             results = []
             for call in action.calls:
                 self._executed[self._turn].append((call.name, call.arguments))
                 results.append(self.universe.call(call.name, call.arguments, self._world))
-            return Outcome(format_tool_responses(results), role="tool", metrics=self.metrics())
+            return Outcome(format_tool_responses(results), role="tool", metrics=self.progress())
         turn = self._turns[self._turn]
         calls_ok = check_calls(self._executed[self._turn], turn["gold"], self._schemas, ORDER_FREE).valid
         self._told[self._turn] = all(mentions(action.text, fact) for fact in turn["facts"])
         self._passed[self._turn] = calls_ok and self._told[self._turn]
         self._turn += 1
         if self._turn < len(self._turns):
-            return Outcome(self._turns[self._turn]["request"], role="user", metrics=self.metrics())
+            return Outcome(self._turns[self._turn]["request"], role="user", metrics=self.progress())
         success = all(self._passed)
         return Outcome(DONE, role="user", terminated=True, score=float(success), success=success,
-                       metrics=self.metrics())
+                       metrics=self.progress())
 
-    def metrics(self) -> dict[str, float]:
+    def progress(self) -> dict[str, float]:
         """MagicEval-Tool's accuracies pooled over the turns (each turn's calls against its own gold)."""
         named = argued = total = 0.0
         for turn, calls in zip(self._turns, self._executed):
