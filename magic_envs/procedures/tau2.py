@@ -129,6 +129,10 @@ class Tau2Env(ServiceEnv):
     def _draw_task(self) -> dict:
         return self.generate(self.np_random)  # tau2's own split, not our fingerprint split
 
+    def records(self) -> list[dict]:
+        """Every task of the split, in tau2-bench's order (what `magic eval` runs for a whole-benchmark figure)."""
+        return [convert(self.data["tasks"][i], self.domain) for i in self.task_ids]
+
     def build_database(self, task: dict) -> dict:
         if task["db"].get("source") != f"tau2-{self.domain}":
             raise ValueError(f"this task is not a tau2 {self.domain} task: db={task['db']!r}")

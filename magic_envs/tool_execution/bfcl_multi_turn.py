@@ -172,6 +172,10 @@ class BFCLMultiTurnEnv(MagicEnv):
     def generate(self, rng: np.random.Generator) -> dict:
         return {"id": self._pool[int(rng.integers(len(self._pool)))]}
 
+    def records(self) -> list[dict]:
+        """Every entry of the chosen categories, by id, in BFCL's order (a whole-benchmark run)."""
+        return [{"id": entry_id} for entry_id in self._pool]
+
     def setup(self, task: dict) -> str:
         if not isinstance(task.get("id"), str):
             raise ValueError("a BFCL multi-turn task needs the entry's 'id'")

