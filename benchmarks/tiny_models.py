@@ -1,6 +1,6 @@
 """Tiny, randomly initialised Qwen3 / Qwen3-MoE checkpoints with Qwen's real tokenizer, built offline.
 
-    python -m benchmarks.tiny_models --out .models/tiny-qwen3 [--moe] [--seed 0]
+    python -m benchmarks.tiny_models --out .models/tiny-qwen3 [--moe] [--seed 0] [--size tiny]
 
 The directory holds what `transformers.AutoModelForCausalLM/AutoTokenizer.from_pretrained` and `vllm serve`
 read: config.json, generation_config.json, model.safetensors (bf16), tokenizer.json, tokenizer_config.json
@@ -128,24 +128,42 @@ CHAT_TEMPLATE = r"""{%- if tools %}
 {%- endif %}"""
 
 
-def qwen3_config(moe: bool = False) -> dict:
-    """A Qwen3 (or Qwen3-MoE) config.json in the released models' format, shrunk to 2 layers of width 64."""
+# Layer shapes by size. Within a size the dense MLP is as wide as the MoE's routed experts together
+# (intermediate_size = experts_per_token x moe_intermediate_size), so the dense and the MoE model do the same work
+# per token and differ only in how it is spread: the pair the serving benchmark compares. "tiny" is what tests
+# load; "small" makes the layers, not the 151,936-row output matrix alone, a real part of a token's cost.
+SIZES = {
+    "tiny": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+             "intermediate_size": 128, "num_experts": 4, "num_experts_per_tok": 2},
+    "small": {"hidden_size": 256, "num_hidden_layers": 8, "num_attention_heads": 8, "num_key_value_heads": 4,
+              "intermediate_size": 1024, "num_experts": 8, "num_experts_per_tok": 2},
+}
+
+
+def qwen3_config(moe: bool = False, size: str = "tiny") -> dict:
+    """A Qwen3 (or Qwen3-MoE) config.json in the released models' format, shrunk to one of SIZES."""
+    shape = SIZES[size]
     config = {
         "architectures": ["Qwen3MoeForCausalLM" if moe else "Qwen3ForCausalLM"],
         "model_type": "qwen3_moe" if moe else "qwen3",
-        "vocab_size": VOCAB_SIZE, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+        "vocab_size": VOCAB_SIZE, "hidden_size": shape["hidden_size"], "intermediate_size": shape["intermediate_size"],
+        "num_hidden_layers": shape["num_hidden_layers"],
         # head_dim a multiple of 32: vLLM's CPU attention has its fast kernels for those
-        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+        "num_attention_heads": shape["num_attention_heads"], "num_key_value_heads": shape["num_key_value_heads"],
+        "head_dim": 32,
         "hidden_act": "silu", "max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
         "rope_scaling": None, "attention_bias": False, "attention_dropout": 0.0, "use_sliding_window": False,
-        "sliding_window": None, "max_window_layers": 2, "initializer_range": 0.02, "use_cache": True,
-        "tie_word_embeddings": True,  # one 151936 x 64 matrix is most of the file; Qwen3's small models tie too
+        "sliding_window": None, "max_window_layers": shape["num_hidden_layers"], "initializer_range": 0.02,
+        "use_cache": True,
+        "tie_word_embeddings": True,  # one 151936 x width matrix is most of the file; Qwen3's small models tie too
         "bos_token_id": FIRST_ADDED_ID, "eos_token_id": FIRST_ADDED_ID + 2, "torch_dtype": "bfloat16",
         # As in the released configs; without it transformers 5 suspects a Mistral tokenizer and warns.
         "transformers_version": "4.51.0",
     }
-    if moe:  # 4 experts, 2 routed per token, every layer sparse (Qwen3-30B-A3B's layout, tiny)
-        config.update({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 64,
+    if moe:  # every layer sparse, experts_per_token routed per token (Qwen3-30B-A3B's layout, tiny)
+        top_k = shape["num_experts_per_tok"]
+        config.update({"num_experts": shape["num_experts"], "num_experts_per_tok": top_k,
+                       "moe_intermediate_size": shape["intermediate_size"] // top_k,
                        "decoder_sparse_step": 1, "mlp_only_layers": [], "norm_topk_prob": True,
                        "output_router_logits": False, "router_aux_loss_coef": 0.001})
     return config
@@ -261,11 +279,11 @@ def tokenizer_config() -> dict:
     }
 
 
-def build_tiny_qwen3(out_dir, moe: bool = False, seed: int = 0) -> Path:
+def build_tiny_qwen3(out_dir, moe: bool = False, seed: int = 0, size: str = "tiny") -> Path:
     """Write a tiny random Qwen3 (`moe`: Qwen3-MoE) model directory; the same arguments give the same files."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    config = qwen3_config(moe)
+    config = qwen3_config(moe, size)
     files = {
         "config.json": config,
         # <|im_end|> ends a chat turn and <|endoftext|> a document: vLLM stops at either (as for Qwen3).
@@ -283,12 +301,13 @@ def build_tiny_qwen3(out_dir, moe: bool = False, seed: int = 0) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="the model directory to write")
-    parser.add_argument("--moe", action="store_true", help="Qwen3-MoE (4 experts, top-2) instead of dense Qwen3")
+    parser.add_argument("--moe", action="store_true", help="Qwen3-MoE (tiny: 4 experts, top-2) instead of dense Qwen3")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random weights")
+    parser.add_argument("--size", choices=sorted(SIZES), default="tiny", help="layer shapes (SIZES)")
     args = parser.parse_args()
-    out = build_tiny_qwen3(args.out, moe=args.moe, seed=args.seed)
-    size = sum(f.stat().st_size for f in out.iterdir()) / 2**20
-    print(f"wrote {'Qwen3-MoE' if args.moe else 'Qwen3'} (seed {args.seed}) to {out} ({size:.1f} MiB)")
+    out = build_tiny_qwen3(args.out, moe=args.moe, seed=args.seed, size=args.size)
+    mib = sum(f.stat().st_size for f in out.iterdir()) / 2**20
+    print(f"wrote {args.size} {'Qwen3-MoE' if args.moe else 'Qwen3'} (seed {args.seed}) to {out} ({mib:.1f} MiB)")
 
 
 if __name__ == "__main__":
