@@ -91,7 +91,8 @@ async def run_episodes(jobs: list[tuple], factories: dict, store: EpisodeStore, 
             async with slots:
                 env = idle[run.label].pop() if idle.get(run.label) else await loop.run_in_executor(
                     pool, lambda: gymnasium.make(run.env_id, **run.make_kwargs()))
-                agent = factories[policy](index + trial * len(run.keys))  # each trial its own sampling seed
+                # Each trial its own sampling seed; a run's reply cap travels with the episode's policy.
+                agent = factories[policy](index + trial * len(run.keys), max_new_tokens=run.max_new_tokens)
                 options = {"task": run.tasks[key]} if run.tasks else None
                 try:
                     episode = await rollout_async(env, agent, seed=index if run.tasks else key, options=options,

@@ -28,9 +28,12 @@ def rows_of(folder: Path) -> list[dict]:
 def test_wrong_ids_suites_policies_and_knobs_say_what_is_wrong(tmp_path):
     suite = tmp_path / "bad.toml"
     suite.write_text('[[run]]\nenv = "magic/Calendar-v0"\nepisodez = 3\n')
+    capped = tmp_path / "capped.toml"
+    capped.write_text('[[run]]\nenv = "magic/Calendar-v0"\nmax_new_tokens = 0\n')
     cases = [(("eval", "--env", "Nope-v0"), "unknown env id 'Nope-v0'"),
              (("eval", "--suite", "cooking"), "unknown suite 'cooking'"),
              (("eval", "--suite", str(suite)), "knows only"),
+             (("eval", "--suite", str(capped)), "max_new_tokens must be a positive integer; got 0"),
              (("eval", "--env", "Calendar-v0", "--policy", "gpt5"), "unknown policy 'gpt5'"),
              (("eval", "--env", "Calendar-v0", "--split", "dev"), "unknown split 'dev'"),
              (("eval", "--env", "ToolCall-v0", "--kwargs", '{"category": "cooking"}'), "cooking"),
@@ -48,6 +51,32 @@ def test_shipped_suites_load_and_name_registered_envs():
     for name in shipped_suites():
         suite = load_suite(name)
         assert suite.runs and all(r.env_id in magic_envs.ENVS and r.keys for r in suite.runs)
+
+
+def test_a_runs_reply_cap_reaches_the_model(tmp_path, monkeypatch):
+    from servers import TINY_MODEL
+
+    if not (TINY_MODEL / "config.json").is_file():
+        pytest.skip(f"no tiny Qwen3 at {TINY_MODEL}: bash .ci/setup builds it")
+    from benchmarks import eval as magic_eval
+    from benchmarks.policies.hf_policy import HFPolicy
+
+    caps = []
+    generate_ids = HFPolicy.generate_ids
+
+    def recording(self, prompts, batch_caps=None):
+        caps.extend(batch_caps)
+        return generate_ids(self, prompts, batch_caps)
+
+    monkeypatch.setattr(HFPolicy, "generate_ids", recording)
+    suite = tmp_path / "capped.toml"
+    suite.write_text('[policy]\nmax_new_tokens = 24\n\n[[run]]\nenv = "magic/ToolCall-v0"\nepisodes = 2\n'
+                     'max_new_tokens = 4\n\n[[run]]\nenv = "magic/Calendar-v0"\nepisodes = 2\n')
+    assert magic_eval.main(["--suite", str(suite), "--policy", f"hf:{TINY_MODEL}", "--out", str(tmp_path / "run"),
+                            "--no-progress"]) == 0
+    runs = [row["run"] for row in rows_of(tmp_path / "run")]
+    assert sorted(runs) == ["magic/Calendar-v0 test"] * 2 + ["magic/ToolCall-v0 test"] * 2
+    assert sorted(set(caps)) == [4, 24]  # the capped run's requests and the policy-wide cap for the other
 
 
 def test_episodes_are_recorded_once_and_a_rerun_redoes_nothing(tmp_path):

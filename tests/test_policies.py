@@ -9,7 +9,7 @@ import gymnasium
 import pytest
 
 import magic_envs  # noqa: F401
-from benchmarks.policies import model_policy, policy_factory
+from benchmarks.policies import Capped, model_policy, policy_factory
 from benchmarks.policies.native import reply_to_action, to_openai_messages
 from benchmarks.policies.openai_policy import OpenAIPolicy
 from benchmarks.policies.streaming import ServerError
@@ -125,6 +125,26 @@ def test_server_refusals_raise_at_once(openai_server):
     assert failure.value.status == 400 and not failure.value.retryable
 
 
+def test_a_runs_reply_cap_becomes_the_requests_max_tokens(openai_server, monkeypatch):
+    factory = policy_factory("openai", base_url=openai_server.base_url, max_new_tokens=64)
+    shared, capped = factory(0), factory(1, max_new_tokens=5)
+    assert isinstance(capped, Capped) and capped.policy is shared and capped.name == shared.name
+    sent = []
+    complete = shared.complete
+
+    async def recording(messages, tools, **params):
+        completion = await complete(messages, tools, **params)
+        sent.append(({**shared.params, **params}["max_tokens"], completion.completion_tokens))
+        return completion
+
+    monkeypatch.setattr(shared, "complete", recording)
+    messages = [{"role": "user", "content": "Count to one hundred."}]
+    assert not isinstance(policy_factory("oracle")(0, max_new_tokens=5), Capped)  # a baseline writes no text
+    capped.act(messages, [])
+    shared.act(messages, [])
+    assert sent[0][0] == 5 and sent[0][1] <= 5 and sent[1][0] == 64, sent
+
+
 def test_concurrent_episodes_share_one_server_policy(openai_server):
     policy = OpenAIPolicy(base_url=openai_server.base_url, concurrency=3, params={"temperature": 0, "max_tokens": 24})
 
@@ -190,3 +210,53 @@ def test_hf_policy_fits_long_chats_into_its_context(tiny_hf, monkeypatch):
     assert len(ids) <= 200 - tiny_hf.max_new_tokens and tiny_hf.truncated_prompts == before + 1
     text = tiny_hf.tokenizer.decode(ids)
     assert "be brief" in text and "task" in text  # the system message and the task stay
+
+
+def test_each_row_of_a_batch_stops_at_its_own_cap_and_short_caps_go_first(tiny_hf, monkeypatch):
+    prompts = [tiny_hf.prompt_ids([{"role": "user", "content": f"Say {word} many times."}], [])
+               for word in ("yes", "no")]
+    short, long = tiny_hf.generate_ids(prompts, [3, 12])
+    both_long = tiny_hf.generate_ids(prompts, [12, 12])
+    assert len(short) <= 3 < len(both_long[0]) and long == both_long[1]
+    assert both_long[0][:len(short)] == short  # the capped row is the same reply, stopped early
+    # a suite run's cap reaches the shared model through the episode's policy (Capped); requests waiting together
+    # are served smallest cap first
+    served = []
+    generate = tiny_hf.generate
+
+    def recording(batch, caps):
+        served.append(list(caps))
+        return generate(batch, caps)
+
+    monkeypatch.setattr(tiny_hf, "generate", recording)
+    monkeypatch.setattr(tiny_hf, "batch_size", 2)
+
+    async def main():
+        asks = [Capped(tiny_hf, cap).act_async([{"role": "user", "content": "hi"}], []) for cap in (12, 3, 12, 3)]
+        return await asyncio.gather(*asks)
+
+    asyncio.run(main())
+    assert served == [[3, 3], [12, 12]]
+
+
+def test_later_turns_read_only_their_new_tokens_and_reply_the_same(tiny_hf):
+    assert tiny_hf.prefixes is not None  # Qwen3's cache is plain full attention
+    plain = model_policy(f"hf:{TINY_MODEL}", max_new_tokens=12, prefix_cache_tokens=0)
+    assert plain.prefixes is None
+
+    def play(policy):  # three turns of two ALFWorld-like chats of different lengths, batched together
+        chats = [[{"role": "system", "content": "You are in a house. " * k}, {"role": "user", "content": "Look."}]
+                 for k in (3, 30)]
+        replies = []
+        for turn in range(3):
+            ids = policy.generate_ids([policy.prompt_ids(chat, []) for chat in chats])
+            for chat, reply in zip(chats, ids):
+                chat += [{"role": "assistant", "content": policy.tokenizer.decode(reply, skip_special_tokens=True)},
+                         {"role": "user", "content": f"You see a drawer {turn}."}]
+            replies.append(ids)
+        return replies
+
+    before = (tiny_hf.prefixes.reused_tokens, tiny_hf.prefixes.read_tokens)
+    assert play(tiny_hf) == play(plain)
+    reused, read = (a - b for a, b in zip((tiny_hf.prefixes.reused_tokens, tiny_hf.prefixes.read_tokens), before))
+    assert reused > read  # later turns skipped what earlier turns had read

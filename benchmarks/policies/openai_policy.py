@@ -82,15 +82,17 @@ class OpenAIPolicy:
                 return await self._with_retries(lambda: stream_chat(client, url, body, self.headers))
             return await self._with_retries(lambda: self._post(client, url, body))
 
-    async def act_async(self, messages: list[dict], tools: list[dict]) -> str:
-        return reply_to_action((await self.complete(messages, tools)).message)
+    async def act_async(self, messages: list[dict], tools: list[dict], max_new_tokens: int | None = None) -> str:
+        """The next action; `max_new_tokens` (a suite run's cap) becomes the request's `max_tokens`."""
+        params = {"max_tokens": max_new_tokens} if max_new_tokens else {}
+        return reply_to_action((await self.complete(messages, tools, **params)).message)
 
-    def act(self, messages: list[dict], tools: list[dict]) -> str:
-        return asyncio.run(self._act_once(messages, tools))
+    def act(self, messages: list[dict], tools: list[dict], max_new_tokens: int | None = None) -> str:
+        return asyncio.run(self._act_once(messages, tools, max_new_tokens))
 
-    async def _act_once(self, messages, tools) -> str:
+    async def _act_once(self, messages, tools, max_new_tokens) -> str:
         try:
-            return await self.act_async(messages, tools)
+            return await self.act_async(messages, tools, max_new_tokens)
         finally:  # a client belongs to its event loop, which asyncio.run closes
             await self.aclose()
 

@@ -11,6 +11,8 @@ env:
     seed = 0
     kwargs = {}                   # make kwargs: knobs, e.g. {category = "dependency"}
     max_episode_steps = 10        # optional: a shorter turn cap than the registered one
+    max_new_tokens = 64           # optional: a model's replies in this run stop here (below `[policy]`'s cap),
+                                  # e.g. for one-line ALFWorld commands; no effect on oracle/random baselines
     records = true                # instead of seeds: every record of a real benchmark's split, once each, in
                                   # order (envs with a `records()` method: BFCL, BFCL multi-turn, tau2, WorfBench);
                                   # `episodes` then keeps the first N
@@ -30,7 +32,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 from magic_envs.core.tasks import canonical_json
 
-RUN_KEYS = {"env", "splits", "episodes", "seed", "kwargs", "max_episode_steps", "records"}
+RUN_KEYS = {"env", "splits", "episodes", "seed", "kwargs", "max_episode_steps", "max_new_tokens", "records"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Run:
     keys: tuple = ()  # seeds, or the ids of pinned tasks
     tasks: dict | None = None  # id -> pinned task dict
     max_episode_steps: int | None = None
+    max_new_tokens: int | None = None  # a cap on a model's replies in this run
     records: bool = False  # every record of the env's split (`with_records` pins them); `keys` may cap how many
     limit: int | None = None  # with `records`: only the first `limit` records
 
@@ -99,9 +102,12 @@ def load_suite(name_or_path: str) -> Suite:
                              f"got {sorted(entry)}")
         seed, episodes = int(entry.get("seed", 0)), int(entry.get("episodes", 20))
         records = bool(entry.get("records", False))
+        cap = entry.get("max_new_tokens")
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            raise ValueError(f"suite {path}: run {i + 1}: max_new_tokens must be a positive integer; got {cap!r}")
         for split in entry.get("splits", ["test"]):
             runs.append(Run(entry["env"], split, dict(entry.get("kwargs", {})), tuple(range(seed, seed + episodes)),
-                            max_episode_steps=entry.get("max_episode_steps"), records=records,
+                            max_episode_steps=entry.get("max_episode_steps"), max_new_tokens=cap, records=records,
                             limit=entry.get("episodes") if records else None))
     if not runs:
         raise ValueError(f"suite {path}: no [[run]] entries")
