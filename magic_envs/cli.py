@@ -12,6 +12,7 @@ COMMANDS = {
     "list": ("magic_envs.cli:list_main", "list every magic/ env id with its family, knobs and a description"),
     "play": ("magic_envs.cli:play_main", "play an env in the terminal as a human"),
     "eval": ("benchmarks.eval:main", "run a policy over envs and print success and score"),
+    "synth": ("magic_sft.synth:main", "build the SFT corpus: oracle episodes of every family with hindsight <think>"),
     "score-workflows": ("magic_envs.decomposition.score_cli:main",
                         "score predicted workflows against WorfBench gold; per-task chain/graph P/R/F1"),
 }

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from magic_envs.core.tools import split_tool_responses
+from magic_envs.core.tools import format_tool_responses, split_tool_responses
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>\s*", re.S)
 
@@ -79,6 +79,28 @@ class Conversation:
     def template_tools(self) -> list[dict] | None:
         """What to pass as `tools=` to `apply_chat_template` (None when tools are in the system message)."""
         return self.tools if (self.native_tools and self.tools) else None
+
+
+def without_template_tools(messages: list[dict], tools: list[dict]) -> list[dict]:
+    """A chat kept in native form (tools apart, one `tool` message per result) as a model whose template cannot
+    render tools sees it: the schemas in the system message, each turn's results in one user message."""
+    has_system = bool(messages) and messages[0]["role"] == "system"
+    chat = Conversation(messages[0]["content"] if has_system else "", tools, native_tools=False)
+    pending: list[str] = []
+    for message in messages[1:] if has_system else messages:
+        if message["role"] == "tool":
+            pending.append(message["content"])
+            continue
+        if pending:
+            chat.add_observation(format_tool_responses(pending), "tool")
+            pending = []
+        if message["role"] == "assistant":
+            chat.add_action(message["content"])
+        else:
+            chat.history.append(dict(message))
+    if pending:
+        chat.add_observation(format_tool_responses(pending), "tool")
+    return chat.history
 
 
 def build_messages(instructions: str, tools: list[dict], observations: list[tuple[str, str]], actions: list[str],
