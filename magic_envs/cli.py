@@ -13,6 +13,7 @@ COMMANDS = {
     "play": ("magic_envs.cli:play_main", "play an env in the terminal as a human"),
     "eval": ("benchmarks.eval:main", "run a policy over envs and print success and score"),
     "synth": ("magic_sft.synth:main", "build the SFT corpus: oracle episodes of every family with hindsight <think>"),
+    "sft": ("magic_sft.train:main", "fine-tune a model on the corpus (assistant tokens only; resumable)"),
     "score-workflows": ("magic_envs.decomposition.score_cli:main",
                         "score predicted workflows against WorfBench gold; per-task chain/graph P/R/F1"),
 }

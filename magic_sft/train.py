@@ -1,0 +1,249 @@
+"""`magic sft`: supervised fine-tuning on the synthetic corpus with transformers, for CPU-sized models.
+
+    magic sft --corpus data/corpus --model smollm2 --out runs/sft-smollm2 [--max-steps 200] [--lr 2e-5] ...
+
+Loss on assistant tokens only, with the chat template evaluation and RL use (data.py); AdamW with the paper's
+weight decay 0.01 and betas (0.9, 0.95); linear warm-up then cosine decay; gradient accumulation. Every
+`save_every` optimiser steps the model, optimiser, scheduler, RNG and data position are checkpointed atomically,
+and a rerun with the same `--out` resumes exactly: the loss curve continues as if never stopped. `DIR/log.jsonl`
+holds one line per optimiser step (loss, lr, grad norm, tokens/s); `DIR/final/` is a checkpoint `magic eval
+--policy hf:DIR/final` plays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import json
+import math
+import os
+import random
+import shutil
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from magic_sft.data import IGNORE, encode, load_corpus
+
+
+@dataclass
+class SFTConfig:
+    corpus: str = ""
+    """corpus.jsonl / corpus.parquet from `magic synth`, or their folder"""
+    out: str = ""
+    """run folder: checkpoints, log.jsonl, final/ (a rerun resumes it)"""
+    model: str = "smollm2"
+    """`smollm2` (the embedded SmolLM2-135M-Instruct), a checkpoint folder, or `tiny-qwen3` / `tiny-qwen3-moe` (random
+    weights from a config, for tests and from-scratch runs)"""
+    families: str = ""
+    """comma-separated families to keep (e.g. `scheduling,alfworld`); empty keeps all"""
+    max_length: int = 2048
+    """samples with more tokens are left out (counted in the log)"""
+    micro_batch_size: int = 4
+    grad_accum: int = 4
+    """micro-batches per optimiser step"""
+    epochs: int = 1
+    max_steps: int = 0
+    """optimiser steps; 0: as many as `epochs` give"""
+    lr: float = 2e-5
+    min_lr_ratio: float = 0.1
+    """the cosine decays to lr * min_lr_ratio"""
+    warmup_ratio: float = 0.03
+    weight_decay: float = 0.01
+    beta1: float = 0.9
+    beta2: float = 0.95
+    max_grad_norm: float = 1.0
+    seed: int = 0
+    save_every: int = 50
+    """optimiser steps between checkpoints"""
+    dtype: str = "float32"
+    threads: int = 0
+    """torch CPU threads; 0 keeps torch's default"""
+
+
+def load_model(spec: str, dtype: str):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if spec == "smollm2":
+        from benchmarks.policies.embedded import embedded_checkpoint
+
+        spec = str(embedded_checkpoint())
+    elif spec in ("tiny-qwen3", "tiny-qwen3-moe"):
+        from benchmarks.policies.embedded import cache_dir
+        from benchmarks.tiny_models import build_tiny_qwen3
+
+        folder = cache_dir() / "models" / spec
+        if not (folder / "config.json").is_file():
+            build_tiny_qwen3(folder, moe=spec.endswith("moe"))
+        spec = str(folder)
+    elif not Path(spec).is_dir():
+        raise ValueError(f"model {spec!r}: not smollm2, tiny-qwen3(-moe) or a checkpoint folder")
+    tokenizer = AutoTokenizer.from_pretrained(spec)
+    model = AutoModelForCausalLM.from_pretrained(spec, dtype=getattr(torch, dtype))
+    return model, tokenizer
+
+
+def batches(examples: list[dict], config: SFTConfig, epoch: int) -> list[list[dict]]:
+    """The micro-batches of one epoch, in a seeded order (so a resumed run sees the same ones)."""
+    order = list(range(len(examples)))
+    random.Random(config.seed * 1000 + epoch).shuffle(order)
+    return [[examples[i] for i in order[k:k + config.micro_batch_size]]
+            for k in range(0, len(order), config.micro_batch_size)]
+
+
+def collate(batch: list[dict], pad: int) -> dict[str, torch.Tensor]:
+    width = max(len(e["input_ids"]) for e in batch)
+    ids = torch.tensor([e["input_ids"] + [pad] * (width - len(e["input_ids"])) for e in batch])
+    labels = torch.tensor([e["labels"] + [IGNORE] * (width - len(e["labels"])) for e in batch])
+    mask = torch.tensor([[1] * len(e["input_ids"]) + [0] * (width - len(e["input_ids"])) for e in batch])
+    return {"input_ids": ids, "labels": labels, "attention_mask": mask}
+
+
+def schedule(config: SFTConfig, total: int):
+    warmup = max(1, int(config.warmup_ratio * total))
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        progress = min(1.0, (step - warmup) / max(1, total - warmup))
+        return config.min_lr_ratio + (1 - config.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+    return factor
+
+
+def micro_loss(model, batch: dict, total_targets: int) -> torch.Tensor:
+    """Sum of token losses over the optimiser step's targets, divided by their count: every assistant token of
+    the step weighs the same, however the micro-batches split them. The output layer runs on target positions
+    only: with a 150k-token vocabulary, logits for every position would cost more than the model."""
+    hidden = model.base_model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])[0][:, :-1]
+    labels = batch["labels"][:, 1:]
+    targets = labels != IGNORE
+    logits = model.get_output_embeddings()(hidden[targets])
+    return torch.nn.functional.cross_entropy(logits.float(), labels[targets], reduction="sum") / total_targets
+
+
+def train(config: SFTConfig) -> Path:
+    out = Path(config.out)
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    model, tokenizer = load_model(config.model, config.dtype)
+    families = {f for f in config.families.split(",") if f}
+    samples = [s for s in load_corpus(Path(config.corpus)) if not families or s["family"] in families]
+    encoded = [encode(tokenizer, s, config.max_length) for s in samples]
+    examples = [e for e in encoded if e is not None and any(x != IGNORE for x in e["labels"])]
+    if not examples:
+        raise ValueError(f"no sample of {config.corpus} fits max_length={config.max_length} (and the families)")
+    per_epoch = math.ceil(math.ceil(len(examples) / config.micro_batch_size) / config.grad_accum)
+    total = config.max_steps or per_epoch * config.epochs
+    decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "norm" not in n]
+    rest = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and "norm" not in n)]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
+                                   {"params": rest, "weight_decay": 0.0}], lr=config.lr,
+                                  betas=(config.beta1, config.beta2))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule(config, total))
+    step = resume(out, config, model, optimizer, scheduler)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    print(f"magic sft: {len(examples)} samples ({len(samples) - len(examples)} left out), {total} steps of "
+          f"{config.micro_batch_size} x {config.grad_accum}, starting at step {step}", file=sys.stderr)
+    model.train()
+    with (out / "log.jsonl").open("a") as log:
+        while step < total:
+            epoch, index = divmod(step * config.grad_accum, len(batches(examples, config, 0)))
+            order = batches(examples, config, epoch)
+            group = [order[(index + k) % len(order)] for k in range(config.grad_accum)]
+            micro = [collate(b, pad) for b in group]
+            targets = sum(int((m["labels"][:, 1:] != IGNORE).sum()) for m in micro)
+            start, loss = time.perf_counter(), 0.0
+            for m in micro:
+                part = micro_loss(model, m, targets)
+                part.backward()
+                loss += part.item()
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            step += 1
+            tokens = sum(int(m["attention_mask"].sum()) for m in micro)
+            row = {"step": step, "epoch": epoch, "loss": loss, "lr": scheduler.get_last_lr()[0],
+                   "grad_norm": float(norm), "tokens": tokens, "tokens_per_s": tokens / (time.perf_counter() - start)}
+            log.write(json.dumps(row) + "\n")
+            log.flush()
+            print(f"step {step}/{total} loss {loss:.4f} lr {row['lr']:.2e} {row['tokens_per_s']:.0f} tok/s",
+                  file=sys.stderr)
+            if step % config.save_every == 0 or step == total:
+                save(out, config, model, optimizer, scheduler, step)
+    final = out / "final"
+    if not (final / "config.json").is_file():
+        staging = out / "final.tmp"
+        shutil.rmtree(staging, ignore_errors=True)
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        os.replace(staging, final)
+    return final
+
+
+def save(out: Path, config: SFTConfig, model, optimizer, scheduler, step: int) -> None:
+    staging, target = out / "checkpoint.tmp", out / "checkpoint"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "rng": torch.get_rng_state(), "step": step, "config": dataclasses.asdict(config)},
+               staging / "state.pt")
+    old = out / "checkpoint.old"
+    if target.exists():
+        os.replace(target, old)
+    os.replace(staging, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def resume(out: Path, config: SFTConfig, model, optimizer, scheduler) -> int:
+    """The step to start from: the last checkpoint's (log lines past it are dropped, their steps redone)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("checkpoint", "checkpoint.old"):  # .old survives a kill between the two renames in `save`
+        path = out / name / "state.pt"
+        if path.is_file():
+            state = torch.load(path, weights_only=False)
+            if {**state["config"], "threads": 0} != {**dataclasses.asdict(config), "threads": 0}:
+                raise ValueError(f"{out} holds a run of another config; choose a new --out or delete it")
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            scheduler.load_state_dict(state["scheduler"])
+            torch.set_rng_state(state["rng"])
+            step = state["step"]
+            break
+    else:
+        step = 0
+    log = out / "log.jsonl"
+    if log.is_file():
+        rows = [line for line in log.read_text().splitlines() if line.endswith("}")]
+        log.write_text("".join(line + "\n" for line in rows if json.loads(line)["step"] <= step))
+    return step
+
+
+def field_docs(cls) -> dict[str, str]:
+    """The attribute docstrings of a dataclass (the string under each field), as CLI help."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    return {a.target.id: " ".join(d.value.value.split()) for a, d in zip(body, body[1:])
+            if isinstance(a, ast.AnnAssign) and isinstance(d, ast.Expr) and isinstance(d.value, ast.Constant)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="magic sft", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    docs = field_docs(SFTConfig)
+    for f in dataclasses.fields(SFTConfig):
+        parser.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default,
+                            required=f.name in ("corpus", "out"), help=docs.get(f.name, ""))
+    config = SFTConfig(**vars(parser.parse_args(argv)))
+    try:
+        final = train(config)
+    except ValueError as error:
+        raise SystemExit(f"magic sft: {error}") from error
+    print(f"magic sft: model in {final} (magic eval --policy hf:{final})")
+    return 0

@@ -1,0 +1,99 @@
+"""`magic sft`: assistant-only targets through the real chat templates, exact resume after a kill, clear errors."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from magic_sft.data import IGNORE, encode, load_corpus
+from servers import TINY_MODEL
+
+CORPUS = """samples = 8
+seed = 5
+tokenizer = "none"
+[mixture]
+"magic/Calendar-v0" = 1
+"magic/ToolPlan-v0" = 1
+"""
+
+
+def magic(*args, timeout=900):
+    return subprocess.run([sys.executable, "-m", "magic_envs.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    if not (TINY_MODEL / "config.json").is_file():
+        pytest.skip(f"no tiny Qwen3 at {TINY_MODEL}: bash .ci/setup builds it")
+    folder = tmp_path_factory.mktemp("sft")
+    (folder / "corpus.toml").write_text(CORPUS)
+    out = magic("synth", "--config", str(folder / "corpus.toml"), "--out", str(folder / "corpus"), "--quiet")
+    assert out.returncode == 0, out.stderr[-2000:]
+    return folder
+
+
+def test_targets_are_exactly_the_assistant_turns(corpus):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(TINY_MODEL)
+    samples = load_corpus(corpus / "corpus")
+    for sample in samples:
+        example = encode(tokenizer, sample, 100_000)
+        targets = tokenizer.decode([t for t in example["labels"] if t != IGNORE])
+        assistant = [m["content"] for m in sample["messages"] if m["role"] == "assistant"]
+        # Qwen3's template keeps <think> only after the last user query; every turn's action is a target
+        for content in assistant:
+            assert content.split("</think>")[-1].strip() in targets
+        assert assistant[-1].strip() in targets and targets.count("<|im_end|>") == len(assistant)
+        users = [m["content"] for m in sample["messages"] if m["role"] in ("user", "tool")]
+        assert not any(u in targets for u in users if len(u) > 20)
+    assert encode(tokenizer, samples[0], 10) is None  # too long: left out, not cut
+
+
+def train_args(corpus, out, steps=6):
+    return ["sft", "--corpus", str(corpus / "corpus"), "--model", str(TINY_MODEL), "--out", str(out),
+            "--max-steps", str(steps), "--micro-batch-size", "1", "--grad-accum", "2", "--save-every", "2",
+            "--max-length", "4096", "--lr", "1e-3", "--threads", "1"]
+
+
+def losses(out):
+    return [json.loads(line)["loss"] for line in (out / "log.jsonl").read_text().splitlines()]
+
+
+def test_a_killed_run_resumes_to_the_same_loss_curve(corpus):
+    whole = magic(*train_args(corpus, corpus / "whole"))
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    curve = losses(corpus / "whole")
+    assert len(curve) == 6 and curve[-1] < curve[0]  # a tiny model at lr 1e-3 learns the corpus
+    process = subprocess.Popen([sys.executable, "-m", "magic_envs.cli", *train_args(corpus, corpus / "killed")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log, deadline = corpus / "killed" / "log.jsonl", time.time() + 600
+    while process.poll() is None and time.time() < deadline:
+        if log.is_file() and len(log.read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not (corpus / "killed" / "final").exists()
+    again = magic(*train_args(corpus, corpus / "killed"))
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert losses(corpus / "killed") == curve  # bit for bit: same data order, optimiser state and RNG
+    changed = magic(*train_args(corpus, corpus / "killed", steps=8))
+    assert changed.returncode != 0 and "another config" in changed.stderr
+    from benchmarks.policies import model_policy
+
+    policy = model_policy(f"hf:{corpus / 'whole' / 'final'}", max_new_tokens=4)
+    assert isinstance(policy.act([{"role": "user", "content": "hi"}], []), str)
+
+
+def test_wrong_inputs_say_what_is_wrong(corpus, tmp_path):
+    out = magic("sft", "--corpus", str(tmp_path / "nothing"), "--model", str(TINY_MODEL), "--out", str(tmp_path / "o"))
+    assert out.returncode != 0 and "no corpus at" in out.stderr
+    out = magic("sft", "--corpus", str(corpus / "corpus"), "--model", "gpt-9", "--out", str(tmp_path / "o"))
+    assert out.returncode != 0 and "model 'gpt-9'" in out.stderr
+    out = magic(*train_args(corpus, tmp_path / "o"), "--max-length", "16")
+    assert out.returncode != 0 and "fits max_length=16" in out.stderr
