@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 
 from magic_sft.data import IGNORE, encode, load_corpus
+from magic_sft.moe import Balance, RouterProbe, routers
 
 
 @dataclass
@@ -63,6 +64,18 @@ class SFTConfig:
     save_every: int = 50
     """optimiser steps between checkpoints"""
     dtype: str = "float32"
+    lb_micro: float = 0.0
+    """MoE: coefficient of the micro-batch load-balancing loss (moe.py)"""
+    lb_global: float = 0.0
+    """MoE: coefficient of the global-batch load-balancing loss"""
+    lb_sequence: float = 0.0
+    """MoE: coefficient of the sequence-level load-balancing loss"""
+    lb_variance: float = 0.0
+    """MoE: coefficient of the variance loss on expected expert loads"""
+    lb_z: float = 0.0
+    """MoE: coefficient of the router z-loss"""
+    capacity_factor: float = 0.0
+    """MoE: expert capacity factor with token dropping; 0 = no capacity limit"""
     threads: int = 0
     """torch CPU threads; 0 keeps torch's default"""
 
@@ -116,6 +129,11 @@ def schedule(config: SFTConfig, total: int):
     return factor
 
 
+def balance_of(config: SFTConfig) -> Balance:
+    return Balance(micro=config.lb_micro, global_batch=config.lb_global, sequence=config.lb_sequence,
+                   variance=config.lb_variance, z=config.lb_z, capacity=config.capacity_factor)
+
+
 def micro_loss(model, batch: dict, total_targets: int) -> torch.Tensor:
     """Sum of token losses over the optimiser step's targets, divided by their count: every assistant token of
     the step weighs the same, however the micro-batches split them. The output layer runs on target positions
@@ -135,8 +153,9 @@ def train(config: SFTConfig) -> Path:
     model, tokenizer = load_model(config.model, config.dtype)
     families = {f for f in config.families.split(",") if f}
     samples = [s for s in load_corpus(Path(config.corpus)) if not families or s["family"] in families]
-    encoded = [encode(tokenizer, s, config.max_length) for s in samples]
-    examples = [e for e in encoded if e is not None and any(x != IGNORE for x in e["labels"])]
+    encoded = [(encode(tokenizer, s, config.max_length), s["family"]) for s in samples]
+    examples = [{**e, "family": family} for e, family in encoded
+                if e is not None and any(x != IGNORE for x in e["labels"])]
     if not examples:
         raise ValueError(f"no sample of {config.corpus} fits max_length={config.max_length} (and the families)")
     per_epoch = math.ceil(math.ceil(len(examples) / config.micro_batch_size) / config.grad_accum)
@@ -148,6 +167,7 @@ def train(config: SFTConfig) -> Path:
                                   betas=(config.beta1, config.beta2))
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule(config, total))
     step = resume(out, config, model, optimizer, scheduler)
+    probe = RouterProbe(model, balance_of(config)) if routers(model) else None  # MoE: balancing and MaxVio
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     print(f"magic sft: {len(examples)} samples ({len(samples) - len(examples)} left out), {total} steps of "
           f"{config.micro_batch_size} x {config.grad_accum}, starting at step {step}", file=sys.stderr)
@@ -159,11 +179,17 @@ def train(config: SFTConfig) -> Path:
             group = [order[(index + k) % len(order)] for k in range(config.grad_accum)]
             micro = [collate(b, pad) for b in group]
             targets = sum(int((m["labels"][:, 1:] != IGNORE).sum()) for m in micro)
-            start, loss = time.perf_counter(), 0.0
-            for m in micro:
+            start, loss, parts = time.perf_counter(), 0.0, []
+            for batch, m in zip(group, micro):
+                if probe:
+                    probe.begin(m["attention_mask"], [e["family"] for e in batch])
                 part = micro_loss(model, m, targets)
-                part.backward()
                 loss += part.item()
+                if probe:
+                    balancing, logged = probe.loss()
+                    part = part + balancing / len(micro)
+                    parts.append(logged)
+                part.backward()
             norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
             optimizer.step()
             scheduler.step()
@@ -172,12 +198,17 @@ def train(config: SFTConfig) -> Path:
             tokens = sum(int(m["attention_mask"].sum()) for m in micro)
             row = {"step": step, "epoch": epoch, "loss": loss, "lr": scheduler.get_last_lr()[0],
                    "grad_norm": float(norm), "tokens": tokens, "tokens_per_s": tokens / (time.perf_counter() - start)}
+            if probe:
+                row |= {name: sum(p[name] for p in parts) / len(parts) for name in parts[0]}
+                row["maxvio_global"] = probe.end_step()
             log.write(json.dumps(row) + "\n")
             log.flush()
             print(f"step {step}/{total} loss {loss:.4f} lr {row['lr']:.2e} {row['tokens_per_s']:.0f} tok/s",
                   file=sys.stderr)
             if step % config.save_every == 0 or step == total:
                 save(out, config, model, optimizer, scheduler, step)
+    if probe:
+        save_heatmap(out, probe)
     final = out / "final"
     if not (final / "config.json").is_file():
         staging = out / "final.tmp"
@@ -186,6 +217,27 @@ def train(config: SFTConfig) -> Path:
         tokenizer.save_pretrained(staging)
         os.replace(staging, final)
     return final
+
+
+def save_heatmap(out: Path, probe: RouterProbe) -> None:
+    """Expert-selection frequency per task family (rows) and expert (columns), summed over layers: JSON and PNG.
+    Counts cover the steps of this process (a resumed run's heatmap starts at its resume point)."""
+    families = sorted(probe.family_counts)
+    table = [(probe.family_counts[f].sum(0) / probe.family_counts[f].sum()).tolist() for f in families]
+    (out / "expert_heatmap.json").write_text(json.dumps({"families": families, "frequency": table}) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(max(4, len(table[0]) * 0.35), 1 + 0.4 * len(families)))
+    image = ax.imshow(table, aspect="auto", cmap="viridis")
+    ax.set_yticks(range(len(families)), families)
+    ax.set_xlabel("expert")
+    fig.colorbar(image, ax=ax, label="selection frequency")
+    fig.tight_layout()
+    fig.savefig(out / "expert_heatmap.png", dpi=120)
+    plt.close(fig)
 
 
 def save(out: Path, config: SFTConfig, model, optimizer, scheduler, step: int) -> None:
