@@ -172,6 +172,7 @@ def train(config: SFTConfig) -> Path:
     print(f"magic sft: {len(examples)} samples ({len(samples) - len(examples)} left out), {total} steps of "
           f"{config.micro_batch_size} x {config.grad_accum}, starting at step {step}", file=sys.stderr)
     model.train()
+    began = time.perf_counter()
     with (out / "log.jsonl").open("a") as log:
         while step < total:
             epoch, index = divmod(step * config.grad_accum, len(batches(examples, config, 0)))
@@ -197,7 +198,8 @@ def train(config: SFTConfig) -> Path:
             step += 1
             tokens = sum(int(m["attention_mask"].sum()) for m in micro)
             row = {"step": step, "epoch": epoch, "loss": loss, "lr": scheduler.get_last_lr()[0],
-                   "grad_norm": float(norm), "tokens": tokens, "tokens_per_s": tokens / (time.perf_counter() - start)}
+                   "grad_norm": float(norm), "tokens": tokens, "tokens_per_s": tokens / (time.perf_counter() - start),
+                   "elapsed": time.perf_counter() - began}  # this process's wall time: data, logging, checkpoints
             if probe:
                 row |= {name: sum(p[name] for p in parts) / len(parts) for name in parts[0]}
                 row["maxvio_global"] = probe.end_step()
