@@ -137,6 +137,10 @@ SIZES = {
              "intermediate_size": 128, "num_experts": 4, "num_experts_per_tok": 2},
     "small": {"hidden_size": 256, "num_hidden_layers": 8, "num_attention_heads": 8, "num_key_value_heads": 4,
               "intermediate_size": 1024, "num_experts": 8, "num_experts_per_tok": 2},
+    # enough experts for load balancing to matter, small enough to train from scratch on a CPU
+    # (benchmarks/moe_balance.py)
+    "balance": {"hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
+                "intermediate_size": 256, "num_experts": 16, "num_experts_per_tok": 2},
 }
 
 

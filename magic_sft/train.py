@@ -40,8 +40,8 @@ class SFTConfig:
     out: str = ""
     """run folder: checkpoints, log.jsonl, final/ (a rerun resumes it)"""
     model: str = "smollm2"
-    """`smollm2` (the embedded SmolLM2-135M-Instruct), a checkpoint folder, or `tiny-qwen3` / `tiny-qwen3-moe` (random
-    weights from a config, for tests and from-scratch runs)"""
+    """`smollm2` (the embedded SmolLM2-135M-Instruct), a checkpoint folder, or `tiny-qwen3[-moe][:SIZE]` (random
+    weights from a config, SIZE tiny | small | balance; for tests and from-scratch runs)"""
     families: str = ""
     """comma-separated families to keep (e.g. `scheduling,alfworld`); empty keeps all"""
     max_length: int = 2048
@@ -87,13 +87,16 @@ def load_model(spec: str, dtype: str):
         from benchmarks.policies.embedded import embedded_checkpoint
 
         spec = str(embedded_checkpoint())
-    elif spec in ("tiny-qwen3", "tiny-qwen3-moe"):
+    elif spec.split(":")[0] in ("tiny-qwen3", "tiny-qwen3-moe"):
         from benchmarks.policies.embedded import cache_dir
-        from benchmarks.tiny_models import build_tiny_qwen3
+        from benchmarks.tiny_models import SIZES, build_tiny_qwen3
 
-        folder = cache_dir() / "models" / spec
+        name, _, size = spec.partition(":")
+        if (size or "tiny") not in SIZES:
+            raise ValueError(f"model {spec!r}: sizes are {', '.join(SIZES)}")
+        folder = cache_dir() / "models" / spec.replace(":", "-")
         if not (folder / "config.json").is_file():
-            build_tiny_qwen3(folder, moe=spec.endswith("moe"))
+            build_tiny_qwen3(folder, moe=name.endswith("moe"), size=size or "tiny")
         spec = str(folder)
     elif not Path(spec).is_dir():
         raise ValueError(f"model {spec!r}: not smollm2, tiny-qwen3(-moe) or a checkpoint folder")
