@@ -1,7 +1,7 @@
 """A miniature of the paper's Table 6: MoE load-balancing strategies compared on one budget, from scratch, on CPU.
 
     magic synth --config magic_sft/configs/table6.toml --out runs/corpus-table6
-    python -m benchmarks.moe_balance --corpus runs/corpus-table6 --out runs/table6 [--steps 60] [--episodes 10]
+    python -m benchmarks.moe_balance --corpus runs/corpus-table6 --out runs/table6 [--steps 40] [--episodes 10]
 
 A Qwen3-MoE with 16 experts, top-2 (`tiny-qwen3-moe:balance`, random init) is trained by `magic sft` under each
 strategy with the same data order, steps and seed: baseline (no balancing), micro-batch, global-batch and
@@ -89,9 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", required=True, help="the training corpus (magic synth, train split)")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--micro-batch-size", type=int, default=4)
-    parser.add_argument("--grad-accum", type=int, default=4)
+    parser.add_argument("--grad-accum", type=int, default=2)
     parser.add_argument("--max-length", type=int, default=2048)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--heldout-samples", type=int, default=60, help="test-split samples for held-out loss")
