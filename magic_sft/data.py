@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from magic_envs.core.chat import without_template_tools
+from magic_envs.core.chat import END_OF_TURN, without_template_tools
 
-END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|endoftext|>", "</s>")
 IGNORE = -100
 
 

@@ -35,6 +35,11 @@ XML tags, one block per call:
 </tool_call>"""
 
 
+# How chat templates close a turn (ChatML / Qwen, Llama 3, plain text, Llama 2): where a model's turn ends in
+# rendered text, for SFT targets and RL token streams.
+END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|endoftext|>", "</s>")
+
+
 def hermes_tools_block(tools: list[dict]) -> str:
     return HERMES_TOOLS.format(schemas="\n".join(json.dumps(t, ensure_ascii=False) for t in tools))
 
