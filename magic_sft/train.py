@@ -106,11 +106,18 @@ def load_model(spec: str, dtype: str):
 
 
 def batches(examples: list[dict], config: SFTConfig, epoch: int) -> list[list[dict]]:
-    """The micro-batches of one epoch, in a seeded order (so a resumed run sees the same ones)."""
+    """The micro-batches of one epoch, in a seeded order (so a resumed run sees the same ones). Length-grouped:
+    each window of 64 micro-batches is sorted by length before it is cut, so a micro-batch pads little, and the
+    micro-batches are shuffled again."""
+    rng, size = random.Random(config.seed * 1000 + epoch), config.micro_batch_size
     order = list(range(len(examples)))
-    random.Random(config.seed * 1000 + epoch).shuffle(order)
-    return [[examples[i] for i in order[k:k + config.micro_batch_size]]
-            for k in range(0, len(order), config.micro_batch_size)]
+    rng.shuffle(order)
+    groups = []
+    for k in range(0, len(order), 64 * size):
+        window = sorted(order[k:k + 64 * size], key=lambda i: len(examples[i]["input_ids"]))
+        groups += [[examples[i] for i in window[j:j + size]] for j in range(0, len(window), size)]
+    rng.shuffle(groups)
+    return groups
 
 
 def collate(batch: list[dict], pad: int) -> dict[str, torch.Tensor]:
