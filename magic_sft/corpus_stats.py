@@ -10,16 +10,14 @@ from magic_envs.core.chat import without_template_tools
 
 
 def load_tokenizer(spec: str):
-    """`smollm2` (the embedded model's tokenizer), a checkpoint folder, or `none`."""
+    """A model's tokenizer (any name `magic sft --model` takes), or None for `none`."""
     if spec == "none":
         return None
     from transformers import AutoTokenizer
 
-    if spec == "smollm2":
-        from benchmarks.policies.embedded import embedded_checkpoint
+    from magic_sft.data import model_folder
 
-        spec = str(embedded_checkpoint())
-    return AutoTokenizer.from_pretrained(spec)
+    return AutoTokenizer.from_pretrained(model_folder(spec))
 
 
 def sample_tokens(tokenizer, sample: dict) -> tuple[int, int]:

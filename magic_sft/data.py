@@ -17,6 +17,29 @@ from magic_envs.core.chat import END_OF_TURN, without_template_tools
 IGNORE = -100
 
 
+def model_folder(spec: str) -> str:
+    """The checkpoint folder a model name means: `smollm2` (the embedded SmolLM2-135M-Instruct),
+    `tiny-qwen3[-moe][:SIZE]` (random weights from a config, built once into the cache), or a folder."""
+    if spec == "smollm2":
+        from benchmarks.policies.embedded import embedded_checkpoint
+
+        return str(embedded_checkpoint())
+    if spec.split(":")[0] in ("tiny-qwen3", "tiny-qwen3-moe"):
+        from benchmarks.policies.embedded import cache_dir
+        from benchmarks.tiny_models import SIZES, build_tiny_qwen3
+
+        name, _, size = spec.partition(":")
+        if (size or "tiny") not in SIZES:
+            raise ValueError(f"model {spec!r}: sizes are {', '.join(SIZES)}")
+        folder = cache_dir() / "models" / spec.replace(":", "-")
+        if not (folder / "config.json").is_file():
+            build_tiny_qwen3(folder, moe=name.endswith("moe"), size=size or "tiny")
+        return str(folder)
+    if not Path(spec).is_dir():
+        raise ValueError(f"model {spec!r}: not smollm2, tiny-qwen3(-moe) or a checkpoint folder")
+    return spec
+
+
 def load_corpus(path: Path) -> list[dict]:
     """Samples from `corpus.jsonl` or `corpus.parquet` (as `magic synth` writes them), or a folder holding one."""
     path = Path(path)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from magic_sft.data import IGNORE, encode, load_corpus
+from magic_sft.data import IGNORE, encode, load_corpus, model_folder
 from magic_sft.moe import Balance, RouterProbe, routers
 
 
@@ -83,23 +83,7 @@ class SFTConfig:
 def load_model(spec: str, dtype: str):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    if spec == "smollm2":
-        from benchmarks.policies.embedded import embedded_checkpoint
-
-        spec = str(embedded_checkpoint())
-    elif spec.split(":")[0] in ("tiny-qwen3", "tiny-qwen3-moe"):
-        from benchmarks.policies.embedded import cache_dir
-        from benchmarks.tiny_models import SIZES, build_tiny_qwen3
-
-        name, _, size = spec.partition(":")
-        if (size or "tiny") not in SIZES:
-            raise ValueError(f"model {spec!r}: sizes are {', '.join(SIZES)}")
-        folder = cache_dir() / "models" / spec.replace(":", "-")
-        if not (folder / "config.json").is_file():
-            build_tiny_qwen3(folder, moe=name.endswith("moe"), size=size or "tiny")
-        spec = str(folder)
-    elif not Path(spec).is_dir():
-        raise ValueError(f"model {spec!r}: not smollm2, tiny-qwen3(-moe) or a checkpoint folder")
+    spec = model_folder(spec)
     tokenizer = AutoTokenizer.from_pretrained(spec)
     model = AutoModelForCausalLM.from_pretrained(spec, dtype=getattr(torch, dtype))
     return model, tokenizer
