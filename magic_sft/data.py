@@ -103,3 +103,9 @@ def encode(tokenizer, sample: dict, max_length: int) -> dict | None:
         if s < len(spans) and a < spans[s][1] and b > spans[s][0]:
             labels[i] = ids[i]
     return {"input_ids": ids, "labels": labels}
+
+
+def trainable(tokenizer, sample: dict, max_length: int) -> dict | None:
+    """`encode`, or None when the sample is too long or has no target token (both trainers leave those out)."""
+    example = encode(tokenizer, sample, max_length)
+    return example if example is not None and any(x != IGNORE for x in example["labels"]) else None

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from magic_sft.data import IGNORE, encode, load_corpus, model_folder
+from magic_sft.data import IGNORE, load_corpus, model_folder, trainable
 from magic_sft.moe import Balance, RouterProbe, routers
 
 
@@ -147,9 +147,8 @@ def train(config: SFTConfig) -> Path:
     model, tokenizer = load_model(config.model, config.dtype)
     families = {f for f in config.families.split(",") if f}
     samples = [s for s in load_corpus(Path(config.corpus)) if not families or s["family"] in families]
-    encoded = [(encode(tokenizer, s, config.max_length), s["family"]) for s in samples]
-    examples = [{**e, "family": family} for e, family in encoded
-                if e is not None and any(x != IGNORE for x in e["labels"])]
+    encoded = [(trainable(tokenizer, s, config.max_length), s["family"]) for s in samples]
+    examples = [{**e, "family": family} for e, family in encoded if e is not None]
     if not examples:
         raise ValueError(f"no sample of {config.corpus} fits max_length={config.max_length} (and the families)")
     per_epoch = math.ceil(math.ceil(len(examples) / config.micro_batch_size) / config.grad_accum)
