@@ -11,6 +11,7 @@ No verl import here (DESIGN.md §7): the verl agent loop and the local trainer s
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from magic_envs.core.chat import END_OF_TURN, Conversation
@@ -28,7 +29,10 @@ class Trajectory:
     response_mask: list[int] = field(default_factory=list)  # 1: the model wrote it; 0: an observation
     logprobs: list[float] = field(default_factory=list)  # the engine's, for model tokens; 0.0 for observations
     think_mask: list[int] = field(default_factory=list)  # 1: a model token inside <think>...</think>
-    turns: list[dict] = field(default_factory=list)  # per turn: start/end in response_ids, reward, info, truncated
+    # per turn: start/end in response_ids, reward, info, cut (ran out of tokens), anchor (a digest of every observation
+    # so far: in a task's group, turns with the same anchor acted in the same state, which GiGPO compares; a digest
+    # of the last observation alone would pair an "OK" tool result with any other "OK")
+    turns: list[dict] = field(default_factory=list)
     score: float = 0.0
     success: bool = False
     terminated: bool = False
@@ -95,6 +99,7 @@ def run_episode(env, generate, tokenizer, seed: int | None = None, options: dict
     observation, info = env.reset(seed=seed, options=options)
     chat = ChatTokens(tokenizer, info["tools"], info["instructions"])
     trajectory = Trajectory(chat.first_prompt(observation, info["role"]))
+    anchor = ""
     limit = max_turns or (env.spec.max_episode_steps if env.spec and env.spec.max_episode_steps else 100)
     for _ in range(limit):
         budget = min(turn_tokens, response_tokens - len(trajectory.response_ids))
@@ -111,9 +116,10 @@ def run_episode(env, generate, tokenizer, seed: int | None = None, options: dict
         trajectory.think_mask += think_mask(tokenizer, ids)
         action = tokenizer.decode(ids, skip_special_tokens=True).strip()
         ended = any(tokenizer.decode(ids[-1:]).strip() == m for m in END_OF_TURN) if ids else False
+        anchor = hashlib.blake2b(f"{anchor}\0{observation}".encode(), digest_size=8).hexdigest()
         observation, reward, terminated, truncated, info = env.step(action)
         trajectory.turns.append({"start": start, "end": len(trajectory.response_ids), "reward": float(reward),
-                                 "info": info, "cut": not ended})
+                                 "info": info, "cut": not ended, "anchor": anchor})
         trajectory.score, trajectory.success = float(info.get("score", 0.0)), bool(info.get("success", False))
         if terminated or truncated:
             trajectory.terminated = bool(terminated)

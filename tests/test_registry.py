@@ -91,6 +91,9 @@ def test_oracle_solves_every_split(env_id):
             env.reset(seed=seed)
             reward, terminated, info = solve(env)
             assert (reward, terminated, info["success"], info["valid"]) == (1.0, True, True, True), (split, seed, info)
+            # the progress objective of magic_rl: metrics the env declares, full marks when the task is solved
+            assert set(env.unwrapped.progress_metrics) <= set(env.unwrapped.metric_names)
+            assert all(info["metrics"][m] == 1.0 for m in env.unwrapped.progress_metrics), (split, seed, info)
 
 
 @pytest.mark.parametrize("env_id", MAGIC_IDS)

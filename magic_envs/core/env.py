@@ -44,6 +44,9 @@ class MagicEnv(gym.Env[str, str]):
     family: ClassVar[str] = ""
     splits: ClassVar[tuple[str, ...]] = ("train", "test", "ood")
     metric_names: ClassVar[tuple[str, ...]] = ()
+    # The metrics (fractions in [0, 1], at the episode's end) that measure partial progress towards the task score;
+    # magic_rl rewards them as the `progress` objective. Empty where partial credit means nothing (ALFWorld).
+    progress_metrics: ClassVar[tuple[str, ...]] = ()
     # Whether tool calls are checked against their schemas before `transition` (an invalid call is then an
     # invalid action, retried with the error). Envs that score the calls themselves, as BFCL does (a wrong
     # type or an unknown function is a wrong answer, not a retry), set this to False.

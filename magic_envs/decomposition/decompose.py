@@ -133,6 +133,7 @@ class DecomposeEnv(MagicEnv):
 
     family = "decomposition"
     metric_names = METRIC_NAMES
+    progress_metrics = ("f1_chain", "f1_graph")
 
     def __init__(self, split: str = "train", nodes=None, branching: float = 0.4, tools_listed=(8, 16),
                  with_tools: bool = True, category="mixed", mode: str = "corrected", matcher="embedding",

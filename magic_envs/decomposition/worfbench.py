@@ -170,6 +170,7 @@ class WorfBenchEnv(MagicEnv):
     family = "decomposition"
     splits = ("test",)
     metric_names = METRIC_NAMES
+    progress_metrics = ("f1_graph",)  # its score; compat-mode f1_chain can stay below 1 on a gold plan
 
     def __init__(self, split: str = "test", data_path: str | None = None, category="all", mode: str = "compat",
                  matcher="embedding", judge=None, render_mode: str | None = None):

@@ -61,6 +61,7 @@ class ServiceEnv(MagicEnv):
 
     family = "procedures"
     metric_names = ("db", "communicate", "policy", "violations", "errors", "turns")
+    progress_metrics = ("db", "communicate")
     tools: ClassVar = None   # the domain's tool module
     policy: ClassVar[str] = ""
 

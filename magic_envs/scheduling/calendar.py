@@ -133,6 +133,7 @@ class CalendarEnv(MagicEnv):
 
     family = "scheduling"
     metric_names = ("format_ok", "feasible", "violations", "constraint_score")
+    progress_metrics = ("constraint_score",)
 
     def __init__(self, split: str = "train", people=None, days=None, duration=(30, 60), density: float = 0.35,
                  preferences: float = 0.3, render_mode: str | None = None):

@@ -211,6 +211,7 @@ class MeetingEnv(MagicEnv):
     family = "scheduling"
     metric_names = ("format_ok", "friends_met", "gold_friends", "met_fraction", "stated_errors",
                     "constraint_score")
+    progress_metrics = ("met_fraction",)
 
     def __init__(self, split: str = "train", friends=None, tightness: float = 0.5, render_mode: str | None = None):
         super().__init__(split=split, render_mode=render_mode)

@@ -209,6 +209,7 @@ class TripEnv(MagicEnv):
 
     family = "scheduling"
     metric_names = ("format_ok", "stays_matched", "violations", "constraint_score")
+    progress_metrics = ("constraint_score",)
 
     def __init__(self, split: str = "train", cities=None, days=None, max_stay: int = 7, flight_density: float = 0.3,
                  events: float = 0.4, render_mode: str | None = None):

@@ -158,6 +158,7 @@ class BFCLMultiTurnEnv(MagicEnv):
     family = "tool_execution"
     splits = ("test",)
     metric_names = ("turns_passed", "calls", "failed_calls")
+    progress_metrics = ("turns_passed",)
     validates_calls = False
     max_calls = MAX_CALLS
 

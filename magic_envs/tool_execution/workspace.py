@@ -118,6 +118,7 @@ class WorkspaceEnv(MagicEnv):
 
     family = "tool_execution"
     metric_names = ("subgoals", "state_match", "answer_ok", "calls", "failed_calls")
+    progress_metrics = ("subgoals",)
     max_calls = MAX_CALLS
     # Calls are checked in `transition` instead: a fast exact check first, jsonschema's wording when it fails
     # (same outcome as the base class's check, at a fraction of its cost per step).

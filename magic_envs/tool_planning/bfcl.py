@@ -165,6 +165,7 @@ class BFCLEnv(MagicEnv):
     family = "tool_planning"
     splits = ("test",)
     metric_names = ("name_accuracy", "argument_accuracy", "calls")
+    progress_metrics = ("name_accuracy", "argument_accuracy")
     validates_calls = False
 
     def __init__(self, split: str = "test", category=None, render_mode: str | None = None):

@@ -85,6 +85,7 @@ class ToolCallEnv(MagicEnv):
 
     family = "tool_planning"
     metric_names = ("name_accuracy", "argument_accuracy", "calls", "no_call")
+    progress_metrics = ("name_accuracy", "argument_accuracy")
     validates_calls = False
 
     def __init__(self, split: str = "train", category: str = "mixed", distractors=(2, 4), parallel_calls=(2, 4),
