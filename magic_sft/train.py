@@ -12,17 +12,10 @@ holds one line per optimiser step (loss, lr, grad norm, tokens/s); `DIR/final/` 
 
 from __future__ import annotations
 
-import argparse
-import ast
-import dataclasses
-import inspect
 import json
 import math
-import os
 import random
-import shutil
 import sys
-import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +24,7 @@ import torch
 
 from magic_sft.data import IGNORE, load_corpus, model_folder, trainable
 from magic_sft.moe import Balance, RouterProbe, routers
+from magic_sft.runs import parse_config, resume, save, save_final
 
 
 @dataclass
@@ -159,7 +153,9 @@ def train(config: SFTConfig) -> Path:
                                    {"params": rest, "weight_decay": 0.0}], lr=config.lr,
                                   betas=(config.beta1, config.beta2))
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule(config, total))
-    step = resume(out, config, model, optimizer, scheduler)
+    step, saved = resume(out, config, model=model, optimizer=optimizer, scheduler=scheduler)
+    if saved:
+        torch.set_rng_state(saved["rng"])
     probe = RouterProbe(model, balance_of(config)) if routers(model) else None  # MoE: balancing and MaxVio
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     print(f"magic sft: {len(examples)} samples ({len(samples) - len(examples)} left out), {total} steps of "
@@ -201,17 +197,11 @@ def train(config: SFTConfig) -> Path:
             print(f"step {step}/{total} loss {loss:.4f} lr {row['lr']:.2e} {row['tokens_per_s']:.0f} tok/s",
                   file=sys.stderr)
             if step % config.save_every == 0 or step == total:
-                save(out, config, model, optimizer, scheduler, step)
+                save(out, config, step, model=model, optimizer=optimizer, scheduler=scheduler,
+                     rng=torch.get_rng_state())
     if probe:
         save_heatmap(out, probe)
-    final = out / "final"
-    if not (final / "config.json").is_file():
-        staging = out / "final.tmp"
-        shutil.rmtree(staging, ignore_errors=True)
-        model.save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        os.replace(staging, final)
-    return final
+    return save_final(out, model, tokenizer)
 
 
 def save_heatmap(out: Path, probe: RouterProbe) -> None:
@@ -235,59 +225,8 @@ def save_heatmap(out: Path, probe: RouterProbe) -> None:
     plt.close(fig)
 
 
-def save(out: Path, config: SFTConfig, model, optimizer, scheduler, step: int) -> None:
-    staging, target = out / "checkpoint.tmp", out / "checkpoint"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                "rng": torch.get_rng_state(), "step": step, "config": dataclasses.asdict(config)},
-               staging / "state.pt")
-    old = out / "checkpoint.old"
-    if target.exists():
-        os.replace(target, old)
-    os.replace(staging, target)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def resume(out: Path, config: SFTConfig, model, optimizer, scheduler) -> int:
-    """The step to start from: the last checkpoint's (log lines past it are dropped, their steps redone)."""
-    out.mkdir(parents=True, exist_ok=True)
-    for name in ("checkpoint", "checkpoint.old"):  # .old survives a kill between the two renames in `save`
-        path = out / name / "state.pt"
-        if path.is_file():
-            state = torch.load(path, weights_only=False)
-            if {**state["config"], "threads": 0} != {**dataclasses.asdict(config), "threads": 0}:
-                raise ValueError(f"{out} holds a run of another config; choose a new --out or delete it")
-            model.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            scheduler.load_state_dict(state["scheduler"])
-            torch.set_rng_state(state["rng"])
-            step = state["step"]
-            break
-    else:
-        step = 0
-    log = out / "log.jsonl"
-    if log.is_file():
-        rows = [line for line in log.read_text().splitlines() if line.endswith("}")]
-        log.write_text("".join(line + "\n" for line in rows if json.loads(line)["step"] <= step))
-    return step
-
-
-def field_docs(cls) -> dict[str, str]:
-    """The attribute docstrings of a dataclass (the string under each field), as CLI help."""
-    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
-    return {a.target.id: " ".join(d.value.value.split()) for a, d in zip(body, body[1:])
-            if isinstance(a, ast.AnnAssign) and isinstance(d, ast.Expr) and isinstance(d.value, ast.Constant)}
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="magic sft", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    docs = field_docs(SFTConfig)
-    for f in dataclasses.fields(SFTConfig):
-        parser.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default,
-                            required=f.name in ("corpus", "out"), help=docs.get(f.name, ""))
-    config = SFTConfig(**vars(parser.parse_args(argv)))
+    config = parse_config(SFTConfig, argv, "magic sft", __doc__, required=("corpus", "out"))
     try:
         final = train(config)
     except ValueError as error:
