@@ -14,6 +14,7 @@ COMMANDS = {
     "eval": ("benchmarks.eval:main", "run a policy over envs and print success and score"),
     "synth": ("magic_sft.synth:main", "build the SFT corpus: oracle episodes of every family with hindsight <think>"),
     "sft": ("magic_sft.train:main", "fine-tune a model on the corpus (assistant tokens only; resumable)"),
+    "rl": ("magic_rl.trainer:main", "multi-objective GRPO / GiGPO / chi-PO with the local trainer (resumable)"),
     "score-workflows": ("magic_envs.decomposition.score_cli:main",
                         "score predicted workflows against WorfBench gold; per-task chain/graph P/R/F1"),
 }

@@ -121,9 +121,9 @@ def policy_loss(config: AlgorithmConfig, logp: torch.Tensor, old_logp: torch.Ten
                 model_mask: torch.Tensor, think_mask: torch.Tensor, entropy: torch.Tensor,
                 ref_logp: torch.Tensor | None = None, action_entropy_avg: float | None = None
                 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """The loss of one batch ([batch, tokens] tensors; masks are 0/1 floats, think_mask within model_mask) and its
-    logged terms. `action_entropy_avg`: chi-PO's running average before this batch (None: the first batch); the
-    updated average comes back as metrics["action_entropy_avg"]."""
+    """The loss of one (micro-)batch ([batch, tokens] tensors; masks are 0/1 floats, think_mask within model_mask)
+    and its logged terms. `action_entropy_avg`: chi-PO's running average of action entropy before this optimiser
+    step (None: the first step, which is then its own average); the caller moves it with `running_average`."""
     model_mask, think_mask = model_mask.float(), think_mask.float() * model_mask.float()
     action_mask = model_mask - think_mask
     ratio = (logp - old_logp).exp()
@@ -147,10 +147,14 @@ def policy_loss(config: AlgorithmConfig, logp: torch.Tensor, old_logp: torch.Ten
         penalty = torch.relu((action_h - average).abs() - config.band) ** 2
         loss = loss + config.smooth * penalty
         metrics["smooth_penalty"] = penalty.item()
-        metrics["action_entropy_avg"] = config.ema * average + (1 - config.ema) * action_h.item()
     if config.bottleneck:
         bottleneck = masked_mean(k3(logp, ref_logp), think_mask)
         loss = loss + config.bottleneck * bottleneck
         metrics["think_kl"] = bottleneck.item()
     metrics["loss"] = loss.item()
     return loss, metrics
+
+
+def running_average(average: float | None, value: float, ema: float) -> float:
+    """chi-PO's running average of action entropy after a step whose batch had `value`."""
+    return value if average is None else ema * average + (1 - ema) * value

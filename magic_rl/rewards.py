@@ -14,7 +14,7 @@ Objectives (each in [0, 1]):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,22 +23,22 @@ OBJECTIVES = ("task", "format", "efficiency", "progress")
 
 @dataclass
 class RewardConfig:
-    task: float = 1.0
+    task_weight: float = 1.0
     """weight of the task score"""
-    format: float = 0.1
+    format_weight: float = 0.1
     """weight of format validity"""
-    efficiency: float = 0.05
+    efficiency_weight: float = 0.05
     """weight of turn efficiency"""
-    progress: float = 0.2
+    progress_weight: float = 0.2
     """weight of the env's progress metrics"""
     normalize_std: bool = True
     """divide each objective's group-centred values by the group's standard deviation (GRPO); False only centres"""
 
     def weights(self) -> dict[str, float]:
-        return {name: getattr(self, name) for name in OBJECTIVES}
+        return {name: getattr(self, f"{name}_weight") for name in OBJECTIVES}
 
     def __post_init__(self):
-        bad = [f.name for f in fields(self) if f.name in OBJECTIVES and not getattr(self, f.name) >= 0]
+        bad = [f"{name}_weight" for name, w in self.weights().items() if not w >= 0]
         if bad:
             raise ValueError(f"reward weights must be >= 0: {', '.join(bad)}")
 

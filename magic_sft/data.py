@@ -10,6 +10,8 @@ rendered text, not per-message pieces, stays exact for templates that rewrite hi
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 from magic_envs.core.chat import END_OF_TURN, without_template_tools
@@ -32,8 +34,11 @@ def model_folder(spec: str) -> str:
         if (size or "tiny") not in SIZES:
             raise ValueError(f"model {spec!r}: sizes are {', '.join(SIZES)}")
         folder = cache_dir() / "models" / spec.replace(":", "-")
-        if not (folder / "config.json").is_file():
-            build_tiny_qwen3(folder, moe=name.endswith("moe"), size=size or "tiny")
+        if not (folder / "model.safetensors").is_file():  # built whole, then renamed: a kill leaves no half model
+            staging = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
+            build_tiny_qwen3(staging, moe=name.endswith("moe"), size=size or "tiny")
+            shutil.rmtree(folder, ignore_errors=True)
+            os.replace(staging, folder)
         return str(folder)
     if not Path(spec).is_dir():
         raise ValueError(f"model {spec!r}: not smollm2, tiny-qwen3(-moe) or a checkpoint folder")

@@ -17,10 +17,13 @@ import torch
 
 
 def field_docs(cls) -> dict[str, str]:
-    """The attribute docstrings of a dataclass (the string under each field), as CLI help."""
-    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
-    return {a.target.id: " ".join(d.value.value.split()) for a, d in zip(body, body[1:])
-            if isinstance(a, ast.AnnAssign) and isinstance(d, ast.Expr) and isinstance(d.value, ast.Constant)}
+    """The attribute docstrings of a dataclass and the dataclasses it extends (the string under each field)."""
+    docs = {}
+    for klass in reversed([k for k in cls.__mro__ if dataclasses.is_dataclass(k)]):
+        body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0].body
+        docs |= {a.target.id: " ".join(d.value.value.split()) for a, d in zip(body, body[1:])
+                 if isinstance(a, ast.AnnAssign) and isinstance(d, ast.Expr) and isinstance(d.value, ast.Constant)}
+    return docs
 
 
 def parse_config(cls, argv: list[str] | None, prog: str, description: str, required: tuple[str, ...] = ()):

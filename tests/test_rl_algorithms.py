@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import magic_envs  # noqa: F401
-from magic_rl.algorithms import AlgorithmConfig, policy_loss, step_advantages, token_advantages
+from magic_rl.algorithms import (AlgorithmConfig, policy_loss, running_average, step_advantages,
+                                 token_advantages)
 from magic_rl.rewards import RewardConfig, group_advantages, objectives, scalar
 from magic_rl.runner import run_episode
 
@@ -69,7 +70,7 @@ def test_objectives_of_real_episodes(tokenizer):
 
 
 def test_objectives_are_normalised_per_group_before_weighting():
-    config = RewardConfig(task=1.0, format=0.5, efficiency=0.0, progress=0.0)
+    config = RewardConfig(task_weight=1.0, format_weight=0.5, efficiency_weight=0.0, progress_weight=0.0)
     values = [{"task": t, "format": f, "efficiency": 0.0, "progress": 0.0} for t, f in
               [(0.0, 1.0), (0.1, 1.0), (0.0, 0.0), (1.0, 1.0), (0.7, 0.7), (0.7, 0.7)]]
     groups = ["small", "small", "big", "big", "flat", "flat"]
@@ -79,12 +80,13 @@ def test_objectives_are_normalised_per_group_before_weighting():
     assert a[0] == pytest.approx(-s, abs=1e-4) and a[1] == pytest.approx(s, abs=1e-4)
     assert a[2] == pytest.approx(-s - 0.5 * s, abs=1e-4) and a[3] == pytest.approx(s + 0.5 * s, abs=1e-4)
     assert a[4] == a[5] == 0.0  # all alike: nothing to learn from this group
-    centred = group_advantages(values, groups, RewardConfig(format=0, efficiency=0, progress=0, normalize_std=False))
+    only_task = dict(format_weight=0, efficiency_weight=0, progress_weight=0)
+    centred = group_advantages(values, groups, RewardConfig(**only_task, normalize_std=False))
     assert centred[:2] == pytest.approx([-0.05, 0.05])
     assert group_advantages(values[:1], ["alone"], config) == [0.0]
     assert scalar(values[3], config) == 1.5
-    with pytest.raises(ValueError, match="format"):
-        RewardConfig(format=-1)
+    with pytest.raises(ValueError, match="format_weight"):
+        RewardConfig(format_weight=-1)
 
 
 def test_grpo_advantage_is_verls():
@@ -96,7 +98,7 @@ def test_grpo_advantage_is_verls():
     rewards[:, -1] = torch.tensor(scores)
     theirs, _ = core_algos.compute_grpo_outcome_advantage(rewards, torch.ones(12, 5), index)
     ours = group_advantages([{"task": s} | dict.fromkeys(("format", "efficiency", "progress"), 0.0) for s in scores],
-                            list(index), RewardConfig(format=0, efficiency=0, progress=0))
+                            list(index), RewardConfig(format_weight=0, efficiency_weight=0, progress_weight=0))
     assert np.allclose(theirs[:, 0].numpy(), ours, atol=1e-5)
 
 
@@ -176,7 +178,8 @@ def test_chi_po_terms():
     assert torch.all(entropy.grad[(think == 0)] == 0)
     # action entropy 0.5 against an average of 1.0: 0.4 outside the band, and the average moves towards 0.5
     _, m = policy_loss(chi, logp, old, adv, model, think, entropy, ref, action_entropy_avg=1.0)
-    assert m["smooth_penalty"] == pytest.approx(0.4 ** 2) and m["action_entropy_avg"] == pytest.approx(0.95)
+    assert m["smooth_penalty"] == pytest.approx(0.4 ** 2) and running_average(1.0, 0.5, 0.9) == pytest.approx(0.95)
+    assert running_average(None, 0.5, 0.9) == 0.5
     # GRPO and GiGPO carry none of chi-PO's terms, whatever is passed
     assert AlgorithmConfig("gigpo", think_entropy=1.0).think_entropy == 0.0
     assert not AlgorithmConfig("grpo").needs_reference and AlgorithmConfig("chi_po").needs_reference

@@ -1,14 +1,13 @@
 """`magic sft`: assistant-only targets through the real chat templates, exact resume after a kill, clear errors."""
 
 import json
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from magic_sft.data import IGNORE, encode, load_corpus
+from killing import kill_after
 from servers import TINY_MODEL
 
 CORPUS = """samples = 8
@@ -69,15 +68,7 @@ def test_a_killed_run_resumes_to_the_same_loss_curve(corpus):
     assert whole.returncode == 0, whole.stderr[-2000:]
     curve = losses(corpus / "whole")
     assert len(curve) == 6 and curve[-1] < curve[0]  # a tiny model at lr 1e-3 learns the corpus
-    process = subprocess.Popen([sys.executable, "-m", "magic_envs.cli", *train_args(corpus, corpus / "killed")],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    log, deadline = corpus / "killed" / "log.jsonl", time.time() + 600
-    while process.poll() is None and time.time() < deadline:
-        if log.is_file() and len(log.read_text().splitlines()) >= 3:
-            break
-        time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    kill_after(train_args(corpus, corpus / "killed"), corpus / "killed" / "log.jsonl", 3)
     assert not (corpus / "killed" / "final").exists()
     again = magic(*train_args(corpus, corpus / "killed"))
     assert again.returncode == 0, again.stderr[-2000:]

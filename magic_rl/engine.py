@@ -1,0 +1,110 @@
+"""A local transformers model as the runner's engine: many episodes, one batched `generate` per round.
+
+    engine = LocalEngine(model, tokenizer, temperature=1.0)
+    trajectories = engine.play([(env, seed), ...], turn_tokens=256, response_tokens=1024, seed=step)
+
+Each episode runs `runner.run_episode` in its own thread; its `generate` waits until every episode still running has
+asked, then the round is sampled as one left-padded batch (sorted by episode, seeded by round), so the same inputs
+give the same batches and the same tokens however the threads are scheduled: a resumed RL run replays exactly.
+Log-probabilities are the sampling distribution's (temperature applied), for the runner's records; the trainer
+recomputes them with the policy it trains.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+
+from magic_rl.runner import Trajectory, run_episode
+
+
+class Lockstep:
+    """The `generate` callables of one round of episodes: each call blocks until every running episode has called,
+    then the last caller samples them all as one batch."""
+
+    def __init__(self, sample, episodes: int):
+        self.sample, self.running, self.waiting = sample, episodes, {}
+        self.round, self.condition = 0, threading.Condition()
+
+    def for_episode(self, index: int):
+        def generate(prompt_ids, params):
+            with self.condition:
+                slot = {"prompt": list(prompt_ids), "cap": int(params["max_tokens"])}
+                self.waiting[index] = slot
+                self._maybe_run()
+                self.condition.wait_for(lambda: "out" in slot or "error" in slot)
+            if "error" in slot:
+                raise slot["error"]
+            return slot["out"]
+        return generate
+
+    def finished(self) -> None:
+        with self.condition:
+            self.running -= 1
+            self._maybe_run()
+
+    def _maybe_run(self) -> None:
+        if not self.waiting or len(self.waiting) < self.running:
+            return
+        batch = [self.waiting[i] for i in sorted(self.waiting)]
+        self.waiting = {}
+        try:
+            outs = self.sample([s["prompt"] for s in batch], [s["cap"] for s in batch], self.round)
+            for slot, out in zip(batch, outs):
+                slot["out"] = out
+        except Exception as error:  # every episode of the round learns of it
+            for slot in batch:
+                slot["error"] = error
+        self.round += 1
+        self.condition.notify_all()
+
+
+class LocalEngine:
+    def __init__(self, model, tokenizer, temperature: float = 1.0, top_p: float = 1.0):
+        self.model, self.tokenizer, self.temperature, self.top_p = model, tokenizer, temperature, top_p
+        self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        ends = model.generation_config.eos_token_id
+        self.ends = set(ends if isinstance(ends, list) else [ends if ends is not None else tokenizer.eos_token_id])
+        self.seed = 0
+
+    @torch.no_grad()
+    def sample(self, prompts: list[list[int]], caps: list[int], round_: int) -> list[tuple[list[int], list[float]]]:
+        """One batch: each prompt's new tokens (at most its cap, through an end-of-turn token) and their logprobs."""
+        width = max(len(p) for p in prompts)
+        ids = torch.tensor([[self.pad] * (width - len(p)) + p for p in prompts])
+        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+        torch.manual_seed(self.seed * 100_003 + round_)
+        sampled = self.temperature > 0
+        was_training = self.model.training
+        self.model.eval()
+        out = self.model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=max(caps), do_sample=sampled,
+                                  temperature=self.temperature if sampled else None, top_k=None,
+                                  top_p=self.top_p if sampled else None, pad_token_id=self.pad,
+                                  output_scores=True, return_dict_in_generate=True)
+        self.model.train(was_training)
+        logprobs = torch.stack([torch.log_softmax(s.float(), -1) for s in out.scores], 1)  # [batch, new, vocab]
+        new = out.sequences[:, width:]
+        chosen = logprobs.gather(-1, new[:, :logprobs.shape[1], None])[..., 0]
+        replies = []
+        for row, cap in enumerate(caps):
+            tokens = new[row, :cap].tolist()
+            end = next((i + 1 for i, t in enumerate(tokens) if t in self.ends), len(tokens))
+            replies.append((tokens[:end], chosen[row, :end].tolist()))
+        return replies
+
+    def play(self, episodes: list[tuple], seed: int, **run_kwargs) -> list[Trajectory]:
+        """Run `(env, reset_seed, reset_options)` episodes together; `seed` fixes the sampling of this call."""
+        self.seed = seed
+        lockstep = Lockstep(self.sample, len(episodes))
+
+        def one(index: int) -> Trajectory:
+            env, reset_seed, options = episodes[index]
+            try:
+                return run_episode(env, lockstep.for_episode(index), self.tokenizer, seed=reset_seed,
+                                   options=options, **run_kwargs)
+            finally:
+                lockstep.finished()
+        with ThreadPoolExecutor(len(episodes), thread_name_prefix="episode") as pool:
+            return list(pool.map(one, range(len(episodes))))

@@ -1,0 +1,128 @@
+"""The local RL trainer (`magic rl`): per-family task schedules, the lockstep engine's batches, token alignment of
+the training forward pass, and a killed run resuming to the same curve, on a real tiny Qwen3."""
+
+import json
+import subprocess
+import sys
+
+import gymnasium
+import pytest
+import torch
+
+import magic_envs  # noqa: F401
+from magic_rl.engine import LocalEngine
+from magic_rl.tasks import Task, TaskSchedule, load_static
+from magic_rl.trainer import response_stats
+from killing import kill_after
+from servers import TINY_MODEL
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    if not (TINY_MODEL / "config.json").is_file():
+        pytest.skip(f"no tiny Qwen3 at {TINY_MODEL}: bash .ci/setup builds it")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    return AutoModelForCausalLM.from_pretrained(TINY_MODEL, dtype=torch.float32), AutoTokenizer.from_pretrained(
+        TINY_MODEL)
+
+
+def test_every_step_draws_each_family_alike(tmp_path):
+    static = tmp_path / "static.jsonl"
+    env = gymnasium.make("magic/ToolCall-v0", split="train")
+    pinned = [env.reset(seed=s) and env.unwrapped.task for s in range(3)]
+    static.write_text("".join(json.dumps({"env_id": "magic/ToolCall-v0", "task": t}) + "\n" for t in pinned))
+    schedule = TaskSchedule(["magic/Calendar-v0", "magic/Meeting-v0", "magic/ToolPlan-v0"], {}, load_static(static),
+                            groups_per_family=2, seed=0)
+    assert schedule.families == ["scheduling", "tool_planning"]
+    steps = [schedule.step(s) for s in range(3)]
+    for tasks in steps:
+        assert [t.family for t in tasks] == ["scheduling"] * 2 + ["tool_planning"] * 2
+        assert {t.env_id for t in tasks[:2]} == {"magic/Calendar-v0", "magic/Meeting-v0"}  # sources take turns
+        assert {t.env_id for t in tasks[2:]} == {"magic/ToolPlan-v0", "magic/ToolCall-v0"}
+    live = [t.seed for tasks in steps for t in tasks if t.env_id == "magic/Calendar-v0"]
+    assert len(set(live)) == len(live) == 3  # a new task every time
+    rows = [t for tasks in steps for t in tasks if t.task]
+    assert [json.loads(t.task) for t in rows] == [json.loads(json.dumps(p)) for p in pinned]
+    assert schedule.step(1) == steps[1]  # deterministic: a resumed run draws the same
+    with pytest.raises(ValueError, match="unknown env"):
+        TaskSchedule(["magic/Nope-v0"], {}, [], 1, 0)
+    with pytest.raises(ValueError, match="needs 'env_id'"):
+        static.write_text('{"seed": 1}\n')
+        load_static(static)
+
+
+def test_lockstep_batches_are_deterministic(tiny):
+    model, tokenizer = tiny
+    engine = LocalEngine(model, tokenizer, temperature=1.0)
+
+    def play():
+        envs = [gymnasium.make("magic/ToolPlan-v0", split="train") for _ in range(3)]
+        episodes = [(env, 5 + i % 2, None) for i, env in enumerate(envs)]
+        return engine.play(episodes, seed=7, turn_tokens=12, response_tokens=200, max_turns=3)
+    first, second = play(), play()
+    assert [t.response_ids for t in first] == [t.response_ids for t in second]
+    assert all(len(t.logprobs) == len(t.response_ids) for t in first)
+    assert len({len(t.turns) for t in first}) > 1  # episodes leave the lockstep at different rounds
+    assert first[0].response_ids != first[2].response_ids  # same task, different samples
+    logp = first[0].logprobs[:12]
+    assert all(x <= 0 for x in logp) and any(x < 0 for x in logp)
+
+
+def test_training_forward_scores_exactly_the_response_tokens(tiny):
+    model, tokenizer = tiny
+    rows = [([5, 6, 7, 8], [9, 10, 11]), ([1, 2], [3, 4, 5, 6, 7])]
+    logp, entropy = response_stats(model, rows, pad=0)
+    assert logp.shape == entropy.shape == (2, 5)
+    for b, (prompt, response) in enumerate(rows):
+        with torch.no_grad():
+            logits = model(torch.tensor([prompt + response])).logits[0].float()
+        full = torch.log_softmax(logits, -1)
+        for k, token in enumerate(response):
+            assert torch.allclose(logp[b, k], full[len(prompt) - 1 + k, token], atol=1e-4)
+            assert torch.allclose(entropy[b, k], -(full[len(prompt) - 1 + k].exp() * full[len(prompt) - 1 + k]).sum(),
+                                  atol=1e-3)
+
+
+def rl_args(out, steps=5):
+    # band 0: chi-PO's smoothing term pulls on the action entropy every step, so even a reward-less tiny model
+    # changes, and a resume that lost any state (weights, optimiser, running average, sampling seeds) would show
+    return ["rl", "--model", str(TINY_MODEL), "--envs", "magic/Calendar-v0,magic/ToolPlan-v0", "--out", str(out),
+            "--steps", str(steps), "--group-size", "2", "--groups-per-family", "1", "--turn-tokens", "12",
+            "--response-tokens", "80", "--band", "0", "--lr", "1e-2", "--save-every", "2", "--threads", "1"]
+
+
+def curve(out):
+    rows = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in r.items() if not k.endswith("_s") and k != "generated_tokens_per_s"} for r in rows]
+
+
+def magic(*args):
+    return subprocess.run([sys.executable, "-m", "magic_envs.cli", *args], capture_output=True, text=True, timeout=900)
+
+
+def test_a_killed_run_resumes_to_the_same_curve(tmp_path):
+    if not (TINY_MODEL / "config.json").is_file():
+        pytest.skip(f"no tiny Qwen3 at {TINY_MODEL}: bash .ci/setup builds it")
+    whole = magic(*rl_args(tmp_path / "whole"))
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    expected = curve(tmp_path / "whole")
+    assert len(expected) == 5 and len({r["action_entropy"] for r in expected}) > 1  # the model does change
+    assert (tmp_path / "whole" / "curves.png").is_file()
+    kill_after(rl_args(tmp_path / "killed"), tmp_path / "killed" / "log.jsonl", 3)
+    assert not (tmp_path / "killed" / "final").exists()
+    again = magic(*rl_args(tmp_path / "killed"))
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert curve(tmp_path / "killed") == expected
+    changed = magic(*rl_args(tmp_path / "killed", steps=6))
+    assert changed.returncode != 0 and "another config" in changed.stderr
+
+
+def test_wrong_inputs_say_what_is_wrong(tmp_path):
+    out = magic("rl", "--envs", "magic/Nope-v0", "--out", str(tmp_path / "o"))
+    assert out.returncode != 0 and "unknown env 'magic/Nope-v0'" in out.stderr
+    out = magic("rl", "--algorithm", "ppo", "--out", str(tmp_path / "o"))
+    assert out.returncode != 0 and "unknown algorithm" in out.stderr
+    out = magic("rl", "--tasks", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o"))
+    assert out.returncode != 0 and "no static dataset" in out.stderr
+    assert Task("magic/ToolCall-v0").family == "tool_planning"
