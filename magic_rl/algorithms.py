@@ -11,12 +11,14 @@ weighted) and train with PPO's clipped ratio on model tokens only, averaged over
           episode reached get no step advantage.
   chi_po  ours, after the paper's description (token-level entropy regularisation, think-action entropy
           smoothing, an information bottleneck), on GRPO's advantages and clipped loss, plus three terms:
-            - think_entropy x the mean entropy of think tokens, subtracted: keeps the reasoning exploring;
+            - think_entropy x the entropy of think tokens, subtracted: keeps the reasoning exploring;
             - smooth x relu(|H_action - H_avg| - band)^2: the batch's mean action-token entropy may drift only
               within `band` of its running average (momentum `ema`), so actions neither collapse nor blow up;
             - bottleneck x the k3 KL of think tokens to the reference policy: the reasoning carries no more
               than it needs away from the reference.
-          Each term's coefficient is a setting (0 turns it off) and each is logged.
+          Each term's coefficient is a setting (0 turns it off) and each is logged. The two think-token terms are
+          sums over think tokens divided by the batch's model tokens, as the clipped loss is, so a token weighs the
+          same whichever micro-batch or data-parallel rank holds it (verl's "token-mean" does the same).
 
 Think-level and action-level entropies are logged every step for every algorithm (the paper's Figure 8).
 """
@@ -140,17 +142,18 @@ def policy_loss(config: AlgorithmConfig, logp: torch.Tensor, old_logp: torch.Ten
         kl = masked_mean(k3(logp, ref_logp), model_mask)
         loss = loss + config.kl * kl
         metrics["kl"] = kl.item()
+    tokens = model_mask.sum().clamp(min=1)
     if config.think_entropy:
-        loss = loss - config.think_entropy * think_h
+        loss = loss - config.think_entropy * (entropy * think_mask).sum() / tokens
     if config.smooth and action_mask.sum() > 0:
         average = action_h.item() if action_entropy_avg is None else action_entropy_avg
         penalty = torch.relu((action_h - average).abs() - config.band) ** 2
         loss = loss + config.smooth * penalty
         metrics["smooth_penalty"] = penalty.item()
     if config.bottleneck:
-        bottleneck = masked_mean(k3(logp, ref_logp), think_mask)
-        loss = loss + config.bottleneck * bottleneck
-        metrics["think_kl"] = bottleneck.item()
+        kl = k3(logp, ref_logp)
+        loss = loss + config.bottleneck * (kl * think_mask).sum() / tokens
+        metrics["think_kl"] = masked_mean(kl, think_mask).item()
     metrics["loss"] = loss.item()
     return loss, metrics
 

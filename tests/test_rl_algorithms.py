@@ -172,9 +172,10 @@ def test_chi_po_terms():
     assert m["smooth_penalty"] == 0.0  # at its running average: inside the band
     think_kl = ((ref - logp).exp() - (ref - logp) - 1)[think == 1].mean()
     assert m["think_kl"] == pytest.approx(think_kl.item(), rel=1e-5)
-    assert loss.item() == pytest.approx(plain.item() - 0.1 * 2.0 + 0.5 * think_kl.item(), rel=1e-5)
+    share = think.sum() / model.sum()  # think-token terms weigh per model token of the batch
+    assert loss.item() == pytest.approx(plain.item() + share.item() * (-0.1 * 2.0 + 0.5 * think_kl.item()), rel=1e-5)
     loss.backward()  # the entropy bonus pulls on think tokens only
-    assert torch.allclose(entropy.grad[think == 1], torch.tensor(-0.1 / think.sum()))
+    assert torch.allclose(entropy.grad[think == 1], torch.tensor(-0.1 / model.sum()))
     assert torch.all(entropy.grad[(think == 0)] == 0)
     # action entropy 0.5 against an average of 1.0: 0.4 outside the band, and the average moves towards 0.5
     _, m = policy_loss(chi, logp, old, adv, model, think, entropy, ref, action_entropy_avg=1.0)

@@ -150,3 +150,89 @@ def test_compute_score_replays_a_static_answer():
 
     pinned = {**info, "seed": None, "task": json.dumps(env.unwrapped.task)}
     assert compute_score("magic/ToolCall-v0", gold, "", pinned)["success"] == 1.0
+
+
+def test_extension_advantages_follow_the_objectives_and_spans(played):
+    from magic_rl.algorithms import AlgorithmConfig
+    from magic_rl.rewards import RewardConfig, group_advantages
+    from magic_rl.verl_plugin.extension import batch_advantages
+
+    rows, outputs, _, _ = played
+    uids = [str(r["index"]) for r in rows] + [str(rows[0]["index"])]  # + a verl padding row copying row 0
+    lengths = [len(o.response_ids) for o in outputs] + [0]
+    extras = [o.extra_fields for o in outputs] + [outputs[0].extra_fields]
+    episode = group_advantages([o.extra_fields["objectives"] for o in outputs], uids[:-1], RewardConfig())
+    grpo, think = batch_advantages(uids, lengths, extras, RewardConfig(), AlgorithmConfig("grpo"))
+    gigpo, _ = batch_advantages(uids, lengths, extras, RewardConfig(), AlgorithmConfig("gigpo"))
+    for i, output in enumerate(outputs):
+        mask = torch.tensor(output.response_mask, dtype=torch.bool)
+        assert torch.allclose(grpo[i, :len(mask)][mask], torch.tensor(float(episode[i])))
+        assert torch.all(grpo[i, :len(mask)][~mask] == 0) and torch.all(gigpo[i, :len(mask)][~mask] == 0)
+        assert think[i, :len(mask)].tolist() == [float(x) for x in output.extra_fields["think_mask"]]
+    assert torch.all(grpo[-1] == 0) and torch.all(gigpo[-1] == 0)  # padding: nothing, and out of the statistics
+
+
+def test_extension_loss_is_the_local_trainers_loss(played):
+    """MagicLoss (verl's ppo_loss plus chi-PO's terms, on verl's nested micro-batch layout) equals
+    magic_rl.algorithms.policy_loss on the same numbers: verl and local runs differ only in the engine."""
+    from hydra import compose, initialize_config_dir
+    from transformers import AutoModelForCausalLM
+    from verl.utils import tensordict_utils as tu
+    from verl.utils.config import omega_conf_to_dataclass
+
+    from magic_rl.algorithms import AlgorithmConfig, policy_loss
+    from magic_rl.rewards import RewardConfig
+    from magic_rl.verl_plugin.extension import MagicLoss, batch_advantages
+
+    rows, outputs, _, _ = played
+    with initialize_config_dir(str(CONFIGS), version_base=None):
+        config = compose("ppo_qwen3", overrides=["data.train_files=t", "data.val_files=v",
+                                                 f"actor_rollout_ref.model.path={TINY_MODEL}",
+                                                 "actor_rollout_ref.rollout.agent.agent_loop_config_path=a"])
+    actor = omega_conf_to_dataclass(config.actor_rollout_ref.actor)
+    algorithm = AlgorithmConfig("chi_po", think_entropy=0.1, smooth=1.0, band=0.0, bottleneck=0.5)
+    lengths = [len(o.response_ids) for o in outputs]
+    advantages, think = batch_advantages([str(r["index"]) for r in rows], lengths,
+                                         [o.extra_fields for o in outputs], RewardConfig(), algorithm)
+    model = AutoModelForCausalLM.from_pretrained(TINY_MODEL, dtype=torch.float32).eval()
+    full_logp, full_entropy, response_logp, response_entropy = [], [], [], []
+    with torch.no_grad():
+        for o in outputs:  # verl's engine output: position j scores token j + 1 of prompt + response
+            ids = torch.tensor(o.prompt_ids + o.response_ids)
+            logsm = torch.log_softmax(model(ids[None]).logits[0].float(), -1)
+            logp = logsm[:-1].gather(-1, ids[1:, None])[:, 0]
+            entropy = -(logsm.exp() * logsm).sum(-1)[:-1]
+            full_logp.append(torch.cat([logp, torch.zeros(1)]))
+            full_entropy.append(torch.cat([entropy, torch.zeros(1)]))
+            response_logp.append(logp[-len(o.response_ids):])
+            response_entropy.append(entropy[-len(o.response_ids):])
+
+    def nested(rows_):
+        return torch.nested.as_nested_tensor([torch.as_tensor(r, dtype=torch.float32) for r in rows_],
+                                             layout=torch.jagged)
+    old = [lp + 0.05 * torch.sin(torch.arange(len(lp), dtype=torch.float32)) for lp in response_logp]
+    ref = [lp - 0.1 for lp in response_logp]
+    total = sum(sum(o.response_mask) for o in outputs)
+    data = tu.get_tensordict({
+        "prompts": torch.nested.as_nested_tensor([torch.tensor(o.prompt_ids) for o in outputs], layout=torch.jagged),
+        "responses": torch.nested.as_nested_tensor([torch.tensor(o.response_ids) for o in outputs],
+                                                   layout=torch.jagged),
+        "response_mask": nested([o.response_mask for o in outputs]), "old_log_probs": nested(old),
+        "advantages": nested([advantages[i, :n] for i, n in enumerate(lengths)]),
+        "think_mask": nested([think[i, :n] for i, n in enumerate(lengths)]), "ref_log_prob": nested(ref)},
+        {"dp_size": 1, "batch_num_tokens": total, "global_batch_size": len(outputs)})
+    output = {"log_probs": nested(full_logp), "entropy": nested(full_entropy)}
+    loss_fn = MagicLoss(actor, algorithm)
+    loss_fn.average = 0.3  # a running average the batch's action entropy is far from: the band term is on
+    theirs, metrics = loss_fn(output, data)
+
+    width = max(lengths)
+
+    def padded(rows_):
+        return torch.stack([torch.nn.functional.pad(torch.as_tensor(r, dtype=torch.float32), (0, width - len(r)))
+                            for r in rows_])
+    ours, _ = policy_loss(algorithm, padded(response_logp), padded(old), advantages,
+                          padded([o.response_mask for o in outputs]), think, padded(response_entropy),
+                          padded(ref), 0.3)
+    assert torch.allclose(torch.as_tensor(theirs, dtype=torch.float32), ours, rtol=1e-4, atol=1e-6), (theirs, ours)
+    assert "actor/think_entropy" in metrics and "actor/action_entropy" in metrics
