@@ -236,3 +236,27 @@ def test_extension_loss_is_the_local_trainers_loss(played):
                           padded(ref), 0.3)
     assert torch.allclose(torch.as_tensor(theirs, dtype=torch.float32), ours, rtol=1e-4, atol=1e-6), (theirs, ours)
     assert "actor/think_entropy" in metrics and "actor/action_entropy" in metrics
+
+
+def test_the_extension_overrides_only_what_it_says_on_verls_trainer():
+    from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
+
+    from magic_rl.verl_plugin.extension import trainer_class
+
+    trainer = trainer_class()
+    assert issubclass(trainer, PPOTrainerSync)
+    assert {n for n in vars(trainer) if not n.startswith("__") and n != "_abc_impl"} == {"_setup", "_compute_advantage"}
+    assert all(callable(getattr(PPOTrainerSync, name)) for name in ("_setup", "_compute_advantage"))
+
+
+def test_the_launcher_reads_our_ppo_config():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "magic_rl.verl_plugin.extension", "--config-path", str(CONFIGS),
+                          "--config-name", "ppo_qwen3", "--cfg", "job", "data.train_files=t", "data.val_files=v",
+                          "actor_rollout_ref.model.path=/m",
+                          f"actor_rollout_ref.rollout.agent.agent_loop_config_path={CONFIGS / 'agent_loop.yaml'}"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "default_agent_loop: magic_env" in out.stdout and "algorithm: chi_po" in out.stdout
