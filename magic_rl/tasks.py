@@ -84,7 +84,7 @@ class TaskSchedule:
 
     def step(self, step: int) -> list[Task]:
         tasks = []
-        for family, sources in self.sources.items():
+        for sources in self.sources.values():
             for j in range(self.groups):
                 n = step * self.groups + j  # the family's n-th group: its sources take turns
                 kind, env_id, payload = sources[n % len(sources)]
