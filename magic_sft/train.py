@@ -157,6 +157,8 @@ def train(config: SFTConfig) -> Path:
     if saved:
         torch.set_rng_state(saved["rng"])
     probe = RouterProbe(model, balance_of(config)) if routers(model) else None  # MoE: balancing and MaxVio
+    if probe:
+        probe.family_counts = saved.get("expert_counts", {})  # the heatmap covers every step, across resumes
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     print(f"magic sft: {len(examples)} samples ({len(samples) - len(examples)} left out), {total} steps of "
           f"{config.micro_batch_size} x {config.grad_accum}, starting at step {step}", file=sys.stderr)
@@ -198,15 +200,15 @@ def train(config: SFTConfig) -> Path:
                   file=sys.stderr)
             if step % config.save_every == 0 or step == total:
                 save(out, config, step, model=model, optimizer=optimizer, scheduler=scheduler,
-                     rng=torch.get_rng_state())
-    if probe:
+                     rng=torch.get_rng_state(), **({"expert_counts": probe.family_counts} if probe else {}))
+    if probe and probe.family_counts:  # none when a finished run from before counts were saved is reopened
         save_heatmap(out, probe)
     return save_final(out, model, tokenizer)
 
 
 def save_heatmap(out: Path, probe: RouterProbe) -> None:
-    """Expert-selection frequency per task family (rows) and expert (columns), summed over layers: JSON and PNG.
-    Counts cover the steps of this process (a resumed run's heatmap starts at its resume point)."""
+    """Expert-selection frequency per task family (rows) and expert (columns), summed over layers and over every
+    training step: JSON and PNG."""
     families = sorted(probe.family_counts)
     table = [(probe.family_counts[f].sum(0) / probe.family_counts[f].sum()).tolist() for f in families]
     (out / "expert_heatmap.json").write_text(json.dumps({"families": families, "frequency": table}) + "\n")

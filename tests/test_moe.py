@@ -104,3 +104,7 @@ def test_moe_training_logs_balancing_and_writes_the_family_heatmap(tmp_path, mod
     assert heatmap["families"] == ["scheduling", "tool_planning"]
     assert all(sum(row) == pytest.approx(1.0) for row in heatmap["frequency"])
     assert (tmp_path / "run" / "expert_heatmap.png").stat().st_size > 0
+    # the counts travel in the checkpoint: reopening the finished run redraws the same heatmap of all its steps
+    (tmp_path / "run" / "expert_heatmap.json").unlink()
+    train(config)
+    assert json.loads((tmp_path / "run" / "expert_heatmap.json").read_text()) == heatmap
