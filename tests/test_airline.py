@@ -17,17 +17,11 @@ import magic_envs  # noqa: F401  (registers the ids)
 from magic_envs.core.grammar import format_tool_call
 from magic_envs.core.policy import RandomPolicy
 from magic_envs.core.rollout import rollout
-from magic_envs.procedures import airline_data, airline_tasks, airline_tools
+from magic_envs.procedures import airline_data, airline_rules, airline_tasks, airline_tools
 from magic_envs.procedures.airline import AirlineEnv, policy_for
 from magic_envs.procedures.airline_data import VOCABULARY
-from magic_envs.procedures.airline_tasks import (
-    IID_KINDS,
-    OOD_KINDS,
-    RULES,
-    VARIANTS,
-    build_airline_db,
-    free_bags,
-)
+from magic_envs.procedures.airline_rules import RULES, build_airline_db, free_bags
+from magic_envs.procedures.airline_tasks import IID_KINDS, OOD_KINDS, VARIANTS
 
 ENV_ID = "magic/Airline-v0"
 SEEDS = 100  # per split
@@ -206,8 +200,8 @@ def test_knobs_change_what_they_say():
             user = db["users"][spec["user"]]
             names = [u["name"] for u in db["users"].values()]
             assert names.count(user["name"]) >= 2
-            assert len(db["reservations"]) > len(airline_tasks._generated(task["db"]["seed"], task["db"]["size"], False)
-                                                       ["reservations"])
+            generated = airline_rules.generated_db(task["db"]["seed"], task["db"]["size"], False)
+            assert len(db["reservations"]) > len(generated["reservations"])
         for request, said in zip(task["requests"], task["scenario"]["requests"]):
             facts = " ".join(said["facts"].values())
             if knobs.get("ambiguous") == 1.0 and request["kind"] in airline_tasks.LOCATES:
@@ -268,7 +262,7 @@ def test_ood_policy_text_differs_and_its_oracle_follows_it():
             (write,) = writes
             reservation = db["reservations"][write["arguments"]["reservation_id"]]
             assert write["name"] == "cancel_reservation"
-            assert not airline_tasks._cancel_grounds(db, reservation, "change_of_plan", RULES["base"])
+            assert not airline_rules.cancel_grounds(db, reservation, "change_of_plan", RULES["base"])
         elif task["policy"] == "certificate_150":
             (write,) = writes
             found = [a["arguments"]["reservation_id"] for a in task["actions"]
@@ -304,13 +298,13 @@ def test_bad_pinned_tasks_raise_and_shared_databases_never_change():
             env.reset(options={"task": broken})
     # Episodes start from shared databases (generated once per seed): playing must never change them.
     seed = task["db"]["seed"]
-    before = json.dumps(airline_tasks._generated(seed, 1, False), sort_keys=True)
+    before = json.dumps(airline_rules.generated_db(seed, 1, False), sort_keys=True)
     built = json.dumps(build_airline_db(task["db"]), sort_keys=True)
     for _ in range(2):
         env.reset(options={"task": task})
         for action in task["oracle"]:
             env.step(action)
     fresh = airline_data.generate_db(np.random.default_rng(seed), 1)
-    assert json.dumps(fresh, sort_keys=True) == before == json.dumps(airline_tasks._generated(seed, 1, False),
+    assert json.dumps(fresh, sort_keys=True) == before == json.dumps(airline_rules.generated_db(seed, 1, False),
                                                                             sort_keys=True)
     assert json.dumps(build_airline_db(task["db"]), sort_keys=True) == built

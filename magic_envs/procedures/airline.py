@@ -18,7 +18,7 @@ import numpy as np
 from magic_envs.core.tasks import IID_SPLITS
 from magic_envs.core.tools import random_call
 from magic_envs.procedures import airline_tasks, airline_tools
-from magic_envs.procedures.airline_tasks import RULES, build_airline_db, free_bags
+from magic_envs.procedures.airline_rules import RULES, build_airline_db, free_bags
 from magic_envs.procedures.airline_tools import CABINS, FREE_BAGS
 from magic_envs.procedures.service import ServiceEnv
 
