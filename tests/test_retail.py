@@ -19,10 +19,10 @@ from magic_envs.core.grammar import format_tool_call
 from magic_envs.core.policy import RandomPolicy
 from magic_envs.core.rollout import rollout
 from magic_envs.core.tasks import fingerprint, roundtrip
-from magic_envs.procedures import retail, retail_tasks
+from magic_envs.procedures import retail, retail_planner, retail_tasks
 from magic_envs.procedures.database import db_hash
 from magic_envs.procedures.retail import VARIANTS, RetailEnv, build_store, policy_for
-from magic_envs.procedures.retail_tasks import IID_KINDS, OOD_KINDS
+from magic_envs.procedures.retail_planner import IID_KINDS, OOD_KINDS
 
 ENV_ID = "magic/Retail-v0"
 
@@ -323,7 +323,7 @@ def test_ood_policy_text_differs_and_its_oracle_follows_it():
             for a in writes:
                 if a["name"] == "cancel_pending_order":
                     order = db["orders"][a["arguments"]["order_id"]]
-                    assert sum(i["price"] for i in order["items"]) <= retail_tasks.CANCEL_LIMIT
+                    assert sum(i["price"] for i in order["items"]) <= retail_planner.CANCEL_LIMIT
             followed[variant] += any(r["kind"] == "cancel" and r["done"] == "refused" and r["communicate"] == ["500"]
                                      for r in task["requests"])
         else:  # no exchanges: each exchange request is refused, pointing to returns

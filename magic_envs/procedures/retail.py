@@ -17,7 +17,8 @@ import numpy as np
 from magic_envs.core.tasks import roundtrip
 from magic_envs.core.tools import random_call
 from magic_envs.procedures import retail_tasks, retail_tools
-from magic_envs.procedures.retail_tasks import CANCEL_LIMIT, VARIANTS, build_store
+from magic_envs.procedures.retail_planner import CANCEL_LIMIT, VARIANTS
+from magic_envs.procedures.retail_store import build_store
 from magic_envs.procedures.service import ServiceEnv
 
 _RULES = {
