@@ -4,11 +4,18 @@ A task is `(env_id, kwargs, seed)` or a pinned task dict (DESIGN.md §6), so eve
 exactly. Each step draws the same number of task groups from every family (families with several sources take
 turns), so a family with many envs or a large dataset cannot crowd out the others. Train tasks come from the
 `train` split; evaluation uses `test`, whose pool is disjoint by the env contract.
+
+A static dataset is a file of such rows (JSONL or parquet; `magic synth`'s corpus is one). This module writes one
+of pinned train-split tasks, so the dataset stays the same whatever later versions of a generator draw:
+
+    python -m magic_rl.tasks --env magic/Calendar-v0 --count 512 --first-seed 500000 --out data/calendar.jsonl
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,11 +59,29 @@ def load_static(path: str | Path) -> list[Task]:
 
     def text(value):
         return value if value is None or isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+    def seed(value):  # parquet corpora store seeds as text
+        return None if value is None else int(value)
     try:
-        return [Task(check_env(r["env_id"]), text(r.get("kwargs")) or "{}", r.get("seed"), text(r.get("task")))
+        return [Task(check_env(r["env_id"]), text(r.get("kwargs")) or "{}", seed(r.get("seed")), text(r.get("task")))
                 for r in rows]
     except KeyError as error:
         raise ValueError(f"{path}: every row needs {error}") from error
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from error
+
+
+def pinned_rows(env_id: str, kwargs: dict, seeds: range, split: str = "train") -> list[dict]:
+    """Static-dataset rows of the tasks `env_id` draws at `seeds`, each with its task dict pinned."""
+    import gymnasium
+
+    env = gymnasium.make(check_env(env_id), split=split, **kwargs)
+    rows = []
+    for seed in seeds:
+        env.reset(seed=seed)
+        rows.append({"env_id": env_id, "kwargs": json.dumps(kwargs, sort_keys=True), "seed": seed,
+                     "task": env.unwrapped.task})
+    return rows
 
 
 class TaskSchedule:
@@ -94,3 +119,28 @@ class TaskSchedule:
                 else:
                     tasks.append(payload[k % len(payload)])
         return tasks
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m magic_rl.tasks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", required=True, help="the env id whose train-split tasks are pinned")
+    parser.add_argument("--kwargs", default="{}", help="JSON: the env's make kwargs")
+    parser.add_argument("--count", type=int, default=512, help="rows (one task per seed)")
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed, first-seed + 1, ...")
+    parser.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
+    args = parser.parse_args(argv)
+    try:
+        rows = pinned_rows(args.env, json.loads(args.kwargs), range(args.first_seed, args.first_seed + args.count))
+    except (ValueError, TypeError) as error:
+        raise SystemExit(f"python -m magic_rl.tasks: {error}") from error
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    staging = args.out.with_name(args.out.name + ".tmp")
+    staging.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    os.replace(staging, args.out)
+    print(f"{len(rows)} pinned {args.env} tasks in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -52,6 +52,33 @@ def test_every_step_draws_each_family_alike(tmp_path):
         load_static(static)
 
 
+def test_a_written_static_dataset_pins_its_tasks_and_corpora_load_as_static_datasets(tmp_path):
+    from magic_rl.tasks import main as write_static
+
+    out = tmp_path / "calendar.jsonl"
+    assert write_static(["--env", "magic/Calendar-v0", "--count", "3", "--first-seed", "500000", "--out", str(out)]) == 0
+    tasks = load_static(out)
+    env = gymnasium.make("magic/Calendar-v0", split="train")
+    assert [t.seed for t in tasks] == [500000, 500001, 500002]
+    for task in tasks:
+        env.reset(seed=task.seed)
+        assert json.loads(task.task) == json.loads(json.dumps(env.unwrapped.task))
+        assert env.reset(options=task.reset_options)[0] == env.reset(seed=task.seed)[0]
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # `magic synth`'s parquet stores seeds as text
+    pq.write_table(pa.Table.from_pylist([{"env_id": "magic/ToolCall-v0", "kwargs": "{}", "seed": "7"}]),
+                   tmp_path / "corpus.parquet")
+    assert load_static(tmp_path / "corpus.parquet") == [Task("magic/ToolCall-v0", "{}", 7)]
+    (tmp_path / "bad.jsonl").write_text('{"env_id": "magic/ToolCall-v0", "seed": "seven"}\n')
+    with pytest.raises(ValueError, match="bad.jsonl"):
+        load_static(tmp_path / "bad.jsonl")
+    with pytest.raises(SystemExit, match="unknown env"):
+        write_static(["--env", "magic/Nope-v0", "--out", str(tmp_path / "x.jsonl")])
+    assert not (tmp_path / "x.jsonl").exists()
+
+
 def test_lockstep_batches_are_deterministic(tiny):
     model, tokenizer = tiny
     engine = LocalEngine(model, tokenizer, temperature=1.0)
