@@ -40,7 +40,7 @@ class RLConfig(RewardConfig, AlgorithmConfig):
     envs: str = "magic/Calendar-v0"
     """comma-separated live envs (train split, seeded tasks)"""
     env_kwargs: str = "{}"
-    """JSON: make kwargs per env id, e.g. {"magic/ToolPlan-v0": {"turns": [1, 2]}}"""
+    """JSON: make kwargs per env id, e.g. {"magic/ToolPlan-v0": {"category": "general"}}"""
     tasks: str = ""
     """a static dataset (JSONL or parquet rows: env_id, task or seed, kwargs) mixed into the same steps"""
     steps: int = 20
