@@ -9,9 +9,10 @@ sequence-level load-balancing losses, the variance loss, router z-loss, expert c
 global + z-loss. Then each model is scored on held-out test-split tasks of every family in the corpus: assistant-token
 loss per family (from `magic synth` on the test split), and success under `magic eval` for the single-turn families
 (Calendar, ToolCall, Decompose; a model this small and this briefly trained rarely succeeds, so the loss is the
-informative column). Reported: the table (Markdown,
-stdout and OUT/table6.md), MaxVio curves (global batch, per step) in OUT/maxvio.png, and each strategy's
-expert-by-family heatmap in OUT/<strategy>/expert_heatmap.png. Every run resumes after a kill.
+informative column). How much the families specialise experts is the mean total-variation distance between the
+families' expert-selection frequencies over training (0: every family routes alike; 1: disjoint experts). Reported:
+the table (Markdown, stdout and OUT/table6.md), MaxVio curves (global batch, per step) in OUT/maxvio.png, and each
+strategy's expert-by-family heatmap in OUT/<strategy>/expert_heatmap.png. Every run resumes after a kill.
 """
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ def heldout(final: Path, corpus: Path, max_length: int) -> tuple[dict, float]:
     return {f: total / count for f, (total, count) in sorted(sums.items())}, probe.end_step()
 
 
+def specialisation(heatmap: Path) -> float:
+    """Mean total-variation distance between the families' expert-selection frequencies (rows of the heatmap)."""
+    rows = json.loads(heatmap.read_text())["frequency"]
+    pairs = [(a, b) for i, a in enumerate(rows) for b in rows[i + 1:]]
+    return sum(0.5 * sum(abs(x - y) for x, y in zip(a, b)) for a, b in pairs) / max(1, len(pairs))
+
+
 def success(final: Path, families: list[str], episodes: int, out: Path) -> dict:
     """Success rate per family under `magic eval` (test split, fixed seeds)."""
     from benchmarks.eval import main as magic_eval
@@ -119,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = {"log": log, "heldout_loss": losses, "maxvio_heldout": maxvio_heldout,
                          "maxvio_micro": sum(r["maxvio_micro"] for r in tail) / len(tail),
                          "maxvio_global": sum(r["maxvio_global"] for r in tail) / len(tail),
+                         "specialisation": specialisation(folder / "expert_heatmap.json"),
                          "success": success(final, families, args.episodes, folder / "eval")}
     (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     text = table(results, families, args)
@@ -130,14 +139,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def table(results: dict, families: list[str], args) -> str:
     head = (["strategy"] + [f"{f} loss" for f in families] + [f"{f} success" for f in families if f in EVAL_ENVS] +
-            ["MaxVio micro", "MaxVio global", "MaxVio held-out"])
+            ["MaxVio micro", "MaxVio global", "MaxVio held-out", "family specialisation"])
     lines = [f"Held-out assistant-token loss and success ({args.episodes} test episodes per family), MaxVio over the "
              f"last fifth of {args.steps} steps; tiny-qwen3-moe:balance from scratch.", "",
              "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for name, r in results.items():
         cells = ([f"{r['heldout_loss'].get(f, float('nan')):.3f}" for f in families] +
                  [f"{r['success'][f]:.2f}" for f in families if f in EVAL_ENVS] +
-                 [f"{r['maxvio_micro']:.3f}", f"{r['maxvio_global']:.3f}", f"{r['maxvio_heldout']:.3f}"])
+                 [f"{r['maxvio_micro']:.3f}", f"{r['maxvio_global']:.3f}", f"{r['maxvio_heldout']:.3f}",
+                  f"{r['specialisation']:.3f}"])
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

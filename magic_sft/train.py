@@ -220,6 +220,7 @@ def save_heatmap(out: Path, probe: RouterProbe) -> None:
     fig, ax = plt.subplots(figsize=(max(4, len(table[0]) * 0.35), 1 + 0.4 * len(families)))
     image = ax.imshow(table, aspect="auto", cmap="viridis")
     ax.set_yticks(range(len(families)), families)
+    ax.set_xticks(range(len(table[0])))
     ax.set_xlabel("expert")
     fig.colorbar(image, ax=ax, label="selection frequency")
     fig.tight_layout()

@@ -108,3 +108,25 @@ def test_moe_training_logs_balancing_and_writes_the_family_heatmap(tmp_path, mod
     (tmp_path / "run" / "expert_heatmap.json").unlink()
     train(config)
     assert json.loads((tmp_path / "run" / "expert_heatmap.json").read_text()) == heatmap
+
+
+def test_the_miniature_table6_fills_every_cell(tmp_path, capsys):
+    """benchmarks/moe_balance.py end to end on a tiny budget: two strategies, every cell of the table filled."""
+    from benchmarks.moe_balance import main
+    from magic_sft.synth import SynthConfig, synthesize
+
+    corpus = SynthConfig(mixture={"magic/Calendar-v0": 1, "magic/ToolCall-v0": 1}, samples=8, tokenizer="none")
+    synthesize(corpus, tmp_path / "corpus", progress=False)
+    assert main(["--corpus", str(tmp_path / "corpus"), "--out", str(tmp_path / "t6"), "--steps", "2",
+                 "--micro-batch-size", "2", "--grad-accum", "1", "--heldout-samples", "4", "--episodes", "1",
+                 "--only", "baseline", "global"]) == 0
+    text = (tmp_path / "t6" / "table6.md").read_text()
+    header = next(line for line in text.splitlines() if line.startswith("| strategy"))
+    assert "scheduling success" in header and "tool_planning loss" in header and "family specialisation" in header
+    rows = [line for line in text.splitlines() if line.startswith("| baseline") or line.startswith("| global")]
+    assert len(rows) == 2 and all("nan" not in row and row.count("|") == header.count("|") for row in rows)
+    results = json.loads((tmp_path / "t6" / "results.json").read_text())
+    assert 0.0 <= results["global"]["specialisation"] <= 1.0
+    assert (tmp_path / "t6" / "maxvio.png").stat().st_size > 0
+    assert (tmp_path / "t6" / "global" / "expert_heatmap.png").stat().st_size > 0
+    assert text in capsys.readouterr().out
