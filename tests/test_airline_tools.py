@@ -3,7 +3,6 @@
 import hashlib
 import itertools
 import json
-import time
 
 import numpy as np
 import pytest
@@ -573,16 +572,6 @@ def test_ood_vocabulary_is_disjoint():
     airports = json.loads(at.call(db, "list_all_airports", {}, quirks=False))
     assert [a["iata"] for a in airports] == sorted(codes) and all(a["city"] == AIRPORT_CITIES[a["iata"]]
                                                                   for a in airports)
-
-
-def test_generation_is_fast():
-    generate_db(np.random.default_rng(0))
-    times = []
-    for seed in range(20):
-        start = time.perf_counter()
-        generate_db(np.random.default_rng(seed))
-        times.append(time.perf_counter() - start)
-    assert sorted(times)[len(times) // 2] < 0.05  # ~8 ms on an idle core; generous for busy CI machines
 
 
 def test_tools_on_a_generated_database():
