@@ -1,10 +1,10 @@
 """Curves of an RL run from its log: rewards per objective and success per family, think and action entropy, and
-lengths, per step (`python -m magic_rl.plots RUN [RUN ...]` overlays runs, e.g. chi-PO beside GRPO)."""
+lengths, per step (`python -m magic_rl.plots RUN [RUN ...] [--out PNG]` overlays runs, e.g. chi-PO beside GRPO)."""
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 
@@ -46,7 +46,11 @@ def plot_run(*runs: Path, path: Path | None = None) -> Path | None:
 
 
 if __name__ == "__main__":
-    runs = [Path(r) for r in sys.argv[1:]]
-    if not runs:
-        raise SystemExit("usage: python -m magic_rl.plots RUN [RUN ...]")
-    print(plot_run(*runs) or "no log.jsonl in " + ", ".join(map(str, runs)))
+    parser = argparse.ArgumentParser(prog="python -m magic_rl.plots", description=__doc__)
+    parser.add_argument("runs", nargs="+", type=Path, help="`magic rl --out` folders")
+    parser.add_argument("--out", type=Path, help="the PNG to write (default: the first run's curves.png)")
+    args = parser.parse_args()
+    written = plot_run(*args.runs, path=args.out)
+    if written is None:
+        raise SystemExit("magic_rl.plots: no log.jsonl in " + ", ".join(map(str, args.runs)))
+    print(written)

@@ -141,11 +141,20 @@ def test_a_killed_run_resumes_to_the_same_curve(tmp_path):
     again = magic(*rl_args(tmp_path / "killed"))
     assert again.returncode == 0, again.stderr[-2000:]
     assert curve(tmp_path / "killed") == expected
+    both = plots(tmp_path / "whole", tmp_path / "killed", "--out", tmp_path / "both.png")
+    assert both.returncode == 0 and (tmp_path / "both.png").stat().st_size > 0, both.stderr[-2000:]
     changed = magic(*rl_args(tmp_path / "killed", steps=6))
     assert changed.returncode != 0 and "another config" in changed.stderr
 
 
+def plots(*args):
+    return subprocess.run([sys.executable, "-m", "magic_rl.plots", *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
 def test_wrong_inputs_say_what_is_wrong(tmp_path):
+    missing = plots(tmp_path / "nothing")
+    assert missing.returncode != 0 and f"no log.jsonl in {tmp_path / 'nothing'}" in missing.stderr
     out = magic("rl", "--envs", "magic/Nope-v0", "--out", str(tmp_path / "o"))
     assert out.returncode != 0 and "unknown env 'magic/Nope-v0'" in out.stderr
     out = magic("rl", "--algorithm", "ppo", "--out", str(tmp_path / "o"))
