@@ -7,7 +7,10 @@ Each episode runs `runner.run_episode` in its own thread; its `generate` waits u
 asked, then the round is sampled as one left-padded batch (sorted by episode, seeded by round), so the same inputs
 give the same batches and the same tokens however the threads are scheduled: a resumed RL run replays exactly.
 Log-probabilities are the sampling distribution's (temperature applied), for the runner's records; the trainer
-recomputes them with the policy it trains.
+recomputes them with the policy it trains. Prompts are prefilled from the keys and values of the call's earlier
+prompts (benchmarks/policies/prefix_cache.py): the copies of a task in its group share one prompt, and a multi-turn
+episode's next prompt extends its last, so each round reads only new tokens. The cache lives for one `play` call,
+so a call's batches depend on its inputs alone.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
+from benchmarks.policies.prefix_cache import PrefixCache, reusable
 from magic_rl.runner import Trajectory, run_episode
 
 
@@ -62,8 +66,11 @@ class Lockstep:
 
 
 class LocalEngine:
-    def __init__(self, model, tokenizer, temperature: float = 1.0, top_p: float = 1.0):
+    def __init__(self, model, tokenizer, temperature: float = 1.0, top_p: float = 1.0,
+                 prefix_cache_tokens: int = 32768):
         self.model, self.tokenizer, self.temperature, self.top_p = model, tokenizer, temperature, top_p
+        self.prefix_cache_tokens = prefix_cache_tokens if reusable(model) else 0  # 0: every prompt read whole
+        self.prefixes: PrefixCache | None = None
         self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         ends = model.generation_config.eos_token_id
         self.ends = set(ends if isinstance(ends, list) else [ends if ends is not None else tokenizer.eos_token_id])
@@ -79,10 +86,13 @@ class LocalEngine:
         sampled = self.temperature > 0
         was_training = self.model.training
         self.model.eval()
+        past = self.prefixes.prefill(prompts, width) if self.prefixes and width > 1 else None
         out = self.model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=max(caps), do_sample=sampled,
                                   temperature=self.temperature if sampled else None, top_k=None,
                                   top_p=self.top_p if sampled else None, pad_token_id=self.pad,
-                                  output_scores=True, return_dict_in_generate=True)
+                                  past_key_values=past, output_scores=True, return_dict_in_generate=True)
+        if past is not None:
+            self.prefixes.remember(out.sequences, past, prompts, width)
         self.model.train(was_training)
         logprobs = torch.stack([torch.log_softmax(s.float(), -1) for s in out.scores], 1)  # [batch, new, vocab]
         new = out.sequences[:, width:]
@@ -97,6 +107,7 @@ class LocalEngine:
     def play(self, episodes: list[tuple], seed: int, **run_kwargs) -> list[Trajectory]:
         """Run `(env, reset_seed, reset_options)` episodes together; `seed` fixes the sampling of this call."""
         self.seed = seed
+        self.prefixes = PrefixCache(self.model, self.prefix_cache_tokens) if self.prefix_cache_tokens else None
         lockstep = Lockstep(self.sample, len(episodes))
 
         def one(index: int) -> Trajectory:
@@ -106,5 +117,8 @@ class LocalEngine:
                                    options=options, **run_kwargs)
             finally:
                 lockstep.finished()
-        with ThreadPoolExecutor(len(episodes), thread_name_prefix="episode") as pool:
-            return list(pool.map(one, range(len(episodes))))
+        try:
+            with ThreadPoolExecutor(len(episodes), thread_name_prefix="episode") as pool:
+                return list(pool.map(one, range(len(episodes))))
+        finally:
+            self.prefixes = None  # its keys and values are the old policy's after the update

@@ -96,6 +96,34 @@ def test_lockstep_batches_are_deterministic(tiny):
     assert all(x <= 0 for x in logp) and any(x < 0 for x in logp)
 
 
+def test_group_copies_and_later_turns_reuse_the_prefix_cache_and_sample_the_same(tiny):
+    model, tokenizer = tiny
+    cached, plain = LocalEngine(model, tokenizer, temperature=0.0), LocalEngine(model, tokenizer, temperature=0.0,
+                                                                                prefix_cache_tokens=0)
+    assert cached.prefix_cache_tokens and not plain.prefix_cache_tokens  # Qwen3's cache is plain full attention
+    read = []
+    original = cached.sample
+
+    def counting(prompts, caps, round_):
+        out = original(prompts, caps, round_)
+        read.append((cached.prefixes.reused_tokens, cached.prefixes.read_tokens))
+        return out
+    cached.sample = counting
+
+    def play(engine):  # a group of two copies of one ToolPlan task beside another task: multi-turn, greedy
+        envs = [gymnasium.make("magic/ToolPlan-v0", split="train") for _ in range(3)]
+        episodes = [(env, seed, None) for env, seed in zip(envs, (5, 5, 6))]
+        return engine.play(episodes, seed=7, turn_tokens=12, response_tokens=200, max_turns=3)
+    with_cache, without = play(cached), play(plain)
+    assert [t.response_ids for t in with_cache] == [t.response_ids for t in without]
+    assert [[turn["start"] for turn in t.turns] for t in with_cache] == [[turn["start"] for turn in t.turns]
+                                                                         for t in without]
+    (reused_first, read_first), (reused, total_read) = read[0], read[-1]
+    assert reused_first > 0  # the second copy of task 5 read nothing its first copy had read
+    assert reused - reused_first > total_read - read_first  # later rounds read mostly from the cache
+    assert cached.prefixes is None  # dropped after the call: the next one samples from the updated policy
+
+
 def test_training_forward_scores_exactly_the_response_tokens(tiny):
     model, tokenizer = tiny
     rows = [([5, 6, 7, 8], [9, 10, 11]), ([1, 2], [3, 4, 5, 6, 7])]

@@ -57,6 +57,9 @@ class PrefixCache:
             if len(prompt) - 1 > reuse:
                 ids = torch.tensor([prompt[reuse:-1]], device=self.model.device)
                 self.model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+                # kept at once, so a later row of this batch with the same start (another copy of the task, the
+                # same system prompt and tools) reads only what differs
+                self._keep(tuple(prompt[:-1]), [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers])
             self.reused_tokens += reuse
             self.read_tokens += len(prompt) - 1 - reuse
             rows.append([(layer.keys, layer.values) for layer in cache.layers])
@@ -72,9 +75,13 @@ class PrefixCache:
         length = cache.get_seq_length()
         for row, prompt in enumerate(prompts):
             start = width - len(prompt)
-            ids = tuple(sequences[row, start:length].tolist())
-            self.entries[ids] = [(layer.keys[row:row + 1, :, start:length].clone(),
-                                  layer.values[row:row + 1, :, start:length].clone()) for layer in cache.layers]
-            self.entries.move_to_end(ids)
-        while sum(len(ids) for ids in self.entries) > self.budget and len(self.entries) > 1:
+            self.entries.pop(tuple(prompt[:-1]), None)  # the longer entry below covers it
+            self._keep(tuple(sequences[row, start:length].tolist()),
+                       [(layer.keys[row:row + 1, :, start:length].clone(),
+                         layer.values[row:row + 1, :, start:length].clone()) for layer in cache.layers])
+
+    def _keep(self, ids: tuple[int, ...], kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        self.entries[ids] = kv
+        self.entries.move_to_end(ids)
+        while sum(len(key) for key in self.entries) > self.budget and len(self.entries) > 1:
             self.entries.popitem(last=False)
