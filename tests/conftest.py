@@ -4,6 +4,12 @@ import importlib.util
 import os
 from pathlib import Path
 
+# Under pytest-xdist (pyproject's addopts) every worker gets its share of the cores, for torch in the worker and for
+# the CLIs tests start: two workers each running torch on all cores would only wait on each other.
+WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if WORKERS > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // WORKERS)))
+
 import gymnasium
 import pytest
 from servers import openai_server  # noqa: F401  (the real vLLM server fixture, tests/servers.py)
@@ -32,12 +38,15 @@ def make_env(env_id: str, **kwargs):
     return gymnasium.make(env_id, **{**TEST_KWARGS.get(env_id, {}), **kwargs})
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """Registry tests of an env that serves external data skip cleanly where that data is absent; tests that
-    use the vLLM server carry the `openai_server` marker (deselect them with -m "not openai_server")."""
+    use the vLLM server carry the `openai_server` marker (deselect them with -m "not openai_server") and share one
+    xdist worker, so one server starts."""
     for item in items:
         if "openai_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.openai_server)
+            item.add_marker(pytest.mark.xdist_group("vllm"))
         callspec = getattr(item, "callspec", None)
         env_id = callspec.params.get("env_id") if callspec else None
         need, present = NEEDS_DATA.get(env_id, ("", lambda: True))
