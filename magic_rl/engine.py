@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
+from benchmarks.policies.folded_attention import use_folded_attention
 from benchmarks.policies.prefix_cache import PrefixCache, reusable
 from magic_rl.runner import Trajectory, run_episode
 
@@ -70,6 +71,7 @@ class LocalEngine:
                  prefix_cache_tokens: int = 32768):
         self.model, self.tokenizer, self.temperature, self.top_p = model, tokenizer, temperature, top_p
         self.prefix_cache_tokens = prefix_cache_tokens if reusable(model) else 0  # 0: every prompt read whole
+        use_folded_attention(model)  # decoding steps attend over the cache without copying it; training is unchanged
         self.prefixes: PrefixCache | None = None
         self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         ends = model.generation_config.eos_token_id

@@ -260,3 +260,39 @@ def test_later_turns_read_only_their_new_tokens_and_reply_the_same(tiny_hf):
     assert play(tiny_hf) == play(plain)
     reused, read = (a - b for a, b in zip((tiny_hf.prefixes.reused_tokens, tiny_hf.prefixes.read_tokens), before))
     assert reused > read  # later turns skipped what earlier turns had read
+
+
+def test_folded_decoding_attention_is_transformers_attention_without_the_copies(monkeypatch):
+    import types
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from benchmarks.policies import folded_attention
+    from benchmarks.policies.folded_attention import NAME, use_folded_attention
+
+    folded_calls = []
+
+    def counting(query, key, *args, **kwargs):
+        folded_calls.append((query.shape, key.shape))
+        return torch.nn.functional.scaled_dot_product_attention(query, key, *args, **kwargs)
+    monkeypatch.setattr(folded_attention, "F", types.SimpleNamespace(scaled_dot_product_attention=counting))
+
+    if not (TINY_MODEL / "config.json").is_file():
+        pytest.skip(f"no tiny Qwen3 at {TINY_MODEL}: bash .ci/setup builds it")
+    models = [AutoModelForCausalLM.from_pretrained(TINY_MODEL, dtype=torch.float32).eval() for _ in range(2)]
+    assert use_folded_attention(models[1]) and models[1].config._attn_implementation == NAME  # Qwen3: 4 heads, 2 kv
+    torch.manual_seed(0)
+    ids = torch.randint(10, 5000, (3, 40))
+    mask = torch.ones_like(ids)
+    mask[0, :25], mask[2, :7] = 0, 0  # left padding, as in batched generation
+    outs = [m.generate(input_ids=ids, attention_mask=mask, max_new_tokens=24, do_sample=False, pad_token_id=0,
+                       output_scores=True, return_dict_in_generate=True) for m in models]
+    # every decoding step of every layer folded: [3 rows, 2 kv heads, 2 query heads each, 32]
+    assert len(folded_calls) == 23 * models[1].config.num_hidden_layers
+    assert all(q[:3] == (3, 2, 2) and k[:2] == (3, 2) for q, k in folded_calls)
+    assert torch.equal(outs[0].sequences, outs[1].sequences)
+    for plain, folded in zip(outs[0].scores, outs[1].scores):
+        assert torch.allclose(plain, folded, atol=1e-4)
+    eager = AutoModelForCausalLM.from_pretrained(TINY_MODEL, dtype=torch.float32, attn_implementation="eager")
+    assert not use_folded_attention(eager) and eager.config._attn_implementation == "eager"

@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.policies.folded_attention import use_folded_attention
+
 
 @dataclass
 class HFPolicy:
@@ -45,6 +47,7 @@ class HFPolicy:
         self.tokenizer = AutoTokenizer.from_pretrained(self.model, **kwargs)
         self.lm = AutoModelForCausalLM.from_pretrained(self.model, dtype=getattr(torch, self.dtype), **kwargs)
         self.lm.to(self.device).eval()
+        use_folded_attention(self.lm)  # decoding steps attend over the cache without copying it (same attention)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
