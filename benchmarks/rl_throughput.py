@@ -1,13 +1,15 @@
-"""`magic rl`'s rollout speed with and without prefix caching, on the same step's episodes, in one run.
+"""`magic rl`'s rollout speed with and without prefix caching and folded decoding attention, on the same step's
+episodes, in one run.
 
     python -m benchmarks.rl_throughput --model runs/sft/final --tasks calendar.jsonl --envs magic/ToolPlan-v0 \
         [--env-kwargs JSON] [--group-size 4] [--groups-per-family 2] [--turn-tokens 384] [--response-tokens 1536]
 
-Both engines play the trainer's first step (the same tasks and seeds) with the same model: first every prompt read
-whole, then from the keys and values of earlier prompts of the call (magic_rl/engine.py). Greedy by default, so both
-do the same work (sampled, a last-digit difference in a logit can change a token, and the episode from there on).
-Prints prompt tokens read, tokens generated, seconds, the ratio, and how many episodes came out token for token
-alike.
+Three engines play the trainer's first step (the same tasks and seeds) with the same model: every prompt read whole
+with transformers' SDPA; prompts read from the keys and values of the call's earlier prompts (magic_rl/engine.py);
+and that with folded decoding attention (benchmarks/policies/folded_attention.py), the trainer's engine. Greedy by
+default, so all do the same work (sampled, a last-digit difference in a logit can change a token, and the episode
+from there on). Prints prompt tokens read, tokens generated, seconds, speed-ups over the first, and how many episodes
+came out token for token as the first's.
 """
 
 from __future__ import annotations
@@ -65,19 +67,20 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         raise SystemExit(f"rl_throughput: {error}") from error
     results = {}
-    for name, cache in (("prompts read whole", 0), ("prefix caching", 32768)):
+    for name, cache, folded in (("prompts read whole, SDPA", 0, False), ("prefix caching, SDPA", 32768, False),
+                                ("prefix caching, folded decoding (magic rl)", 32768, True)):
+        model.set_attn_implementation("sdpa")
         torch.manual_seed(0)
-        engine = LocalEngine(model, tokenizer, args.temperature, prefix_cache_tokens=cache)
+        engine = LocalEngine(model, tokenizer, args.temperature, prefix_cache_tokens=cache, folded_attention=folded)
         results[name] = rollout(engine, schedule, args)
-    print("| engine | episodes | prompt tokens read | tokens generated | seconds | generated tokens/s |\n"
-          "|---|---:|---:|---:|---:|---:|")
+    print("| engine | episodes | prompt tokens read | tokens generated | seconds | speed-up | same episodes |\n"
+          "|---|---:|---:|---:|---:|---:|---:|")
+    first, first_seconds, _ = next(iter(results.values()))
     for name, (trajectories, seconds, read) in results.items():
         generated = sum(sum(t.response_mask) for t in trajectories)
+        alike = sum(a.response_ids == b.response_ids for a, b in zip(first, trajectories))
         print(f"| {name} | {len(trajectories)} | {read:,} | {generated:,} | {seconds:.0f} | "
-              f"{generated / seconds:.1f} |")
-    (plain, t_plain, _), (cached, t_cached, _) = results.values()
-    alike = sum(a.response_ids == b.response_ids for a, b in zip(plain, cached))
-    print(f"\nspeed-up {t_plain / t_cached:.2f}x; episodes token for token alike: {alike}/{len(plain)}")
+              f"{first_seconds / seconds:.2f}x | {alike}/{len(first)} |")
     return 0
 
 

@@ -68,10 +68,11 @@ class Lockstep:
 
 class LocalEngine:
     def __init__(self, model, tokenizer, temperature: float = 1.0, top_p: float = 1.0,
-                 prefix_cache_tokens: int = 32768):
+                 prefix_cache_tokens: int = 32768, folded_attention: bool = True):
         self.model, self.tokenizer, self.temperature, self.top_p = model, tokenizer, temperature, top_p
         self.prefix_cache_tokens = prefix_cache_tokens if reusable(model) else 0  # 0: every prompt read whole
-        use_folded_attention(model)  # decoding steps attend over the cache without copying it; training is unchanged
+        if folded_attention:  # decoding steps attend over the cache without copying it; training is unchanged
+            use_folded_attention(model)
         self.prefixes: PrefixCache | None = None
         self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         ends = model.generation_config.eos_token_id
