@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RL on CPU (benchmarks/README.md, "chi-PO and GRPO on CPU"): SmolLM2-135M-Instruct's SFT checkpoint, continued on a
+# RL on CPU (results: benchmarks/README.md): SmolLM2-135M-Instruct's SFT checkpoint, continued on a
 # multi-turn family, then `magic rl` with chi-PO and with GRPO on the same budget, each scored with the starting
 # checkpoint on held-out test seeds (benchmarks/suites/rl_cpu.toml: 100 Calendar, 100 two-turn ToolPlan tasks).
 #
