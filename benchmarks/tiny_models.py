@@ -302,6 +302,38 @@ def build_tiny_qwen3(out_dir, moe: bool = False, seed: int = 0, size: str = "tin
     return out
 
 
+# SmolLM2-shaped models (Llama layers, SmolLM2's 49,152-token vocabulary and chat template), smaller than the
+# 135M original: policies that a two-core CPU can fine-tune, sample and RL-train within one sitting. "rl" trains from
+# scratch at about 1,500 tokens/s there (benchmarks/README.md, "RL on CPU").
+SMOLLM2_SIZES = {
+    "tiny": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+             "intermediate_size": 128},
+    "rl": {"hidden_size": 192, "num_hidden_layers": 6, "num_attention_heads": 6, "num_key_value_heads": 2,
+           "intermediate_size": 512},
+}
+
+
+def build_tiny_smollm2(out_dir, seed: int = 0, size: str = "tiny") -> Path:
+    """A randomly initialised Llama of SMOLLM2_SIZES[size] with SmolLM2-135M-Instruct's tokenizer and chat template
+    (from the embedded checkpoint) and its other settings; the same arguments give the same weights."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    from benchmarks.policies.embedded import embedded_checkpoint
+
+    source = embedded_checkpoint()
+    config = AutoConfig.from_pretrained(source)
+    for key, value in SMOLLM2_SIZES[size].items():
+        setattr(config, key, value)
+    config.head_dim = config.hidden_size // config.num_attention_heads
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    out = Path(out_dir)
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(source).save_pretrained(out)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="the model directory to write")

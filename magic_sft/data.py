@@ -21,27 +21,32 @@ IGNORE = -100
 
 def model_folder(spec: str) -> str:
     """The checkpoint folder a model name means: `smollm2` (the embedded SmolLM2-135M-Instruct),
-    `tiny-qwen3[-moe][:SIZE]` (random weights from a config, built once into the cache), or a folder."""
+    `tiny-qwen3[-moe][:SIZE]` or `tiny-smollm2[:SIZE]` (random weights from a config, built once into the cache),
+    or a folder."""
     if spec == "smollm2":
         from benchmarks.policies.embedded import embedded_checkpoint
 
         return str(embedded_checkpoint())
-    if spec.split(":")[0] in ("tiny-qwen3", "tiny-qwen3-moe"):
+    name, _, size = spec.partition(":")
+    if name in ("tiny-qwen3", "tiny-qwen3-moe", "tiny-smollm2"):
         from benchmarks.policies.embedded import cache_dir
-        from benchmarks.tiny_models import SIZES, build_tiny_qwen3
+        from benchmarks.tiny_models import SIZES, SMOLLM2_SIZES, build_tiny_qwen3, build_tiny_smollm2
 
-        name, _, size = spec.partition(":")
-        if (size or "tiny") not in SIZES:
-            raise ValueError(f"model {spec!r}: sizes are {', '.join(SIZES)}")
+        sizes = SMOLLM2_SIZES if name == "tiny-smollm2" else SIZES
+        if (size or "tiny") not in sizes:
+            raise ValueError(f"model {spec!r}: sizes are {', '.join(sizes)}")
         folder = cache_dir() / "models" / spec.replace(":", "-")
         if not (folder / "model.safetensors").is_file():  # built whole, then renamed: a kill leaves no half model
             staging = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
-            build_tiny_qwen3(staging, moe=name.endswith("moe"), size=size or "tiny")
+            if name == "tiny-smollm2":
+                build_tiny_smollm2(staging, size=size or "tiny")
+            else:
+                build_tiny_qwen3(staging, moe=name.endswith("moe"), size=size or "tiny")
             shutil.rmtree(folder, ignore_errors=True)
             os.replace(staging, folder)
         return str(folder)
     if not Path(spec).is_dir():
-        raise ValueError(f"model {spec!r}: not smollm2, tiny-qwen3(-moe) or a checkpoint folder")
+        raise ValueError(f"model {spec!r}: not smollm2, tiny-qwen3(-moe), tiny-smollm2 or a checkpoint folder")
     return spec
 
 

@@ -34,8 +34,9 @@ class SFTConfig:
     out: str = ""
     """run folder: checkpoints, log.jsonl, final/ (a rerun resumes it)"""
     model: str = "smollm2"
-    """`smollm2` (the embedded SmolLM2-135M-Instruct), a checkpoint folder, or `tiny-qwen3[-moe][:SIZE]` (random
-    weights from a config, SIZE tiny | small | balance; for tests and from-scratch runs)"""
+    """`smollm2` (the embedded SmolLM2-135M-Instruct), a checkpoint folder, `tiny-qwen3[-moe][:SIZE]` (random
+    weights from a config, SIZE tiny | small | balance; for tests and from-scratch runs) or `tiny-smollm2[:SIZE]`
+    (SmolLM2's tokenizer on fewer, narrower layers, random; SIZE tiny | rl)"""
     families: str = ""
     """comma-separated families to keep (e.g. `scheduling,alfworld`); empty keeps all"""
     max_length: int = 2048

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -88,3 +89,23 @@ def test_wrong_inputs_say_what_is_wrong(corpus, tmp_path):
     assert out.returncode != 0 and "model 'gpt-9'" in out.stderr
     out = magic(*train_args(corpus, tmp_path / "o"), "--max-length", "16")
     assert out.returncode != 0 and "fits max_length=16" in out.stderr
+
+
+def test_tiny_smollm2_is_smollm2s_tokenizer_on_small_random_layers(tmp_path):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from benchmarks.policies.embedded import embedded_checkpoint
+    from benchmarks.tiny_models import SMOLLM2_SIZES, build_tiny_smollm2
+    from magic_sft.data import model_folder
+
+    chat = [{"role": "user", "content": "Book FL-1 for Ann."}, {"role": "assistant", "content": "Done: BK-7."}]
+    smollm2 = AutoTokenizer.from_pretrained(embedded_checkpoint())
+    first, second = build_tiny_smollm2(tmp_path / "a"), build_tiny_smollm2(tmp_path / "b")
+    assert AutoTokenizer.from_pretrained(first).apply_chat_template(chat) == smollm2.apply_chat_template(chat)
+    a, b = (AutoModelForCausalLM.from_pretrained(f) for f in (first, second))
+    assert a.config.hidden_size == SMOLLM2_SIZES["tiny"]["hidden_size"] and a.config.vocab_size == len(smollm2)
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))  # seeded
+    assert (Path(model_folder("tiny-smollm2")) / "model.safetensors").is_file()
+    with pytest.raises(ValueError, match="sizes are tiny, rl"):
+        model_folder("tiny-smollm2:huge")
