@@ -16,36 +16,44 @@ magic=.venv/bin/magic
 python=.venv/bin/python
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
-# Stage one: 6,000 oracle trajectories of Calendar and ToolPlan (5,600 fit 2,048 tokens), 320 steps of 8 from scratch.
-# A finished stage has its final/ folder and is skipped.
+# SFT from scratch: 6,000 oracle trajectories of Calendar and ToolPlan (5,600 fit 2,048 tokens), 320 steps of 8;
+# then 240 steps on 4,000 more at the short end of the knobs RL plays (cpu_rl_short.toml). A finished stage has its
+# final/ folder and is skipped.
 $magic synth --config magic_sft/configs/cpu_rl.toml --out runs/corpus-cpu-rl
 [ -d runs/sft-tiny-cpu-rl/final ] || $magic sft --corpus runs/corpus-cpu-rl --model tiny-smollm2:rl \
     --out runs/sft-tiny-cpu-rl --max-length 2048 --micro-batch-size 8 --grad-accum 1 --max-steps 320 --lr 1e-3 \
     --save-every 40
+$magic synth --config magic_sft/configs/cpu_rl_short.toml --out runs/corpus-cpu-rl-short
+[ -d runs/sft-tiny-cpu-rl-short/final ] || $magic sft --corpus runs/corpus-cpu-rl-short \
+    --model runs/sft-tiny-cpu-rl/final --out runs/sft-tiny-cpu-rl-short --max-length 2048 --micro-batch-size 8 \
+    --grad-accum 1 --max-steps 240 --lr 5e-4 --save-every 40
 
-# The static family: 512 pinned train-split Calendar tasks, scored by the env's verifier.
-$python -m magic_rl.tasks --env magic/Calendar-v0 --count 512 --first-seed 500000 --out runs/calendar-static.jsonl
+# The static family: 512 pinned train-split Calendar tasks (two or three people, one day), scored by the env's
+# verifier; the multi-turn family: live ToolPlan "general" requests with no distractor tool.
+calendar='{"people": [2, 3], "days": 1, "duration": 30, "preferences": 0.0}'
+$python -m magic_rl.tasks --env magic/Calendar-v0 --kwargs "$calendar" --count 512 --first-seed 500000 \
+    --out runs/calendar-short-static.jsonl
 
-# The same budget for both algorithms: 16 steps of 4 tasks x 4 episodes per family (1,024 episodes), lr 5e-5,
+# The same budget for both algorithms: 10 steps of 4 tasks x 4 episodes per family (640 episodes), lr 1e-4,
 # turn and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band and bottleneck terms.
 # The two runs share the cores, one thread each.
 runs=()
 for algorithm in chi_po grpo; do
-    [ -d "runs/rl-${algorithm//_/-}/final" ] || OMP_NUM_THREADS=1 $magic rl --model runs/sft-tiny-cpu-rl/final \
-        --tasks runs/calendar-static.jsonl --envs magic/ToolPlan-v0 \
-        --env-kwargs '{"magic/ToolPlan-v0": {"category": "general", "distractors": [0, 1]}}' \
-        --algorithm "$algorithm" --steps 16 --groups-per-family 4 --group-size 4 --turn-tokens 384 \
-        --response-tokens 1536 --lr 5e-5 --progress-weight 0.5 --save-every 2 --out "runs/rl-${algorithm//_/-}" &
+    [ -d "runs/rl-${algorithm//_/-}/final" ] || OMP_NUM_THREADS=1 $magic rl --model runs/sft-tiny-cpu-rl-short/final \
+        --tasks runs/calendar-short-static.jsonl --envs magic/ToolPlan-v0 \
+        --env-kwargs '{"magic/ToolPlan-v0": {"category": "general", "distractors": 0, "optional_rate": 0.0}}' \
+        --algorithm "$algorithm" --steps 10 --groups-per-family 4 --group-size 4 --turn-tokens 384 \
+        --response-tokens 1536 --lr 1e-4 --progress-weight 0.5 --save-every 2 --out "runs/rl-${algorithm//_/-}" &
     runs+=($!)
 done
 for pid in "${runs[@]}"; do wait "$pid"; done  # each run's exit status, so a failed run stops the script
 
 # Held-out test seeds: the starting checkpoint and both runs (an eval resumes its episodes.jsonl).
-for run in sft-tiny-cpu-rl rl-chi-po rl-grpo; do
+for run in sft-tiny-cpu-rl-short rl-chi-po rl-grpo; do
     $magic eval --suite rl_cpu --policy "hf:runs/$run/final" --concurrency 16 --out "runs/eval-rl-cpu-$run" \
         --no-progress
 done
-$python -m benchmarks.compare runs/eval-rl-cpu-sft-tiny-cpu-rl runs/eval-rl-cpu-rl-chi-po --names sft,chi-po
-$python -m benchmarks.compare runs/eval-rl-cpu-sft-tiny-cpu-rl runs/eval-rl-cpu-rl-grpo --names sft,grpo
+$python -m benchmarks.compare runs/eval-rl-cpu-sft-tiny-cpu-rl-short runs/eval-rl-cpu-rl-chi-po --names sft,chi-po
+$python -m benchmarks.compare runs/eval-rl-cpu-sft-tiny-cpu-rl-short runs/eval-rl-cpu-rl-grpo --names sft,grpo
 $python -m benchmarks.compare runs/eval-rl-cpu-rl-grpo runs/eval-rl-cpu-rl-chi-po --names grpo,chi-po
 $python -m magic_rl.plots runs/rl-chi-po runs/rl-grpo --out benchmarks/figures/rl_cpu_curves.png
