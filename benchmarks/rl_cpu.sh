@@ -2,13 +2,13 @@
 # RL on CPU (results: benchmarks/README.md, "chi-PO and GRPO on CPU"): a small SmolLM2-shaped policy
 # (`tiny-smollm2:rl`: SmolLM2's tokenizer and chat template on 6 layers of width 192, 12M parameters) fine-tuned from
 # scratch on the two families RL plays, then `magic rl` with chi-PO and with GRPO on the same budget, each scored with
-# the starting checkpoint on held-out test seeds (benchmarks/suites/rl_cpu.toml: 100 Calendar, 100 two-turn ToolPlan
+# the starting checkpoint on held-out test seeds (benchmarks/suites/rl_cpu.toml: 100 short Calendar, 100 ToolPlan
 # tasks).
 #
 #     bash benchmarks/rl_cpu.sh            # every stage; rerun after a kill: each stage resumes where it stopped
 #
-# About two hours on a 2-core machine: 30 min of SFT, 2 x 25 min of RL, 3 evaluations of 200 episodes.
-# SmolLM2-135M itself took 9 min per 16-episode RL step and 1-2 h per evaluation here, far past one sitting.
+# About two hours on a 2-core machine: 50 min of SFT, 30 min of RL, 3 evaluations of 200 episodes. SmolLM2-135M
+# itself does not fit: its fine-tuned evaluation of 200 episodes alone took about 4 h here.
 # Set OMP_NUM_THREADS to the cores it may use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +34,7 @@ calendar='{"people": [2, 3], "days": 1, "duration": 30, "preferences": 0.0}'
 $python -m magic_rl.tasks --env magic/Calendar-v0 --kwargs "$calendar" --count 512 --first-seed 500000 \
     --out runs/calendar-short-static.jsonl
 
-# The same budget for both algorithms: 10 steps of 4 tasks x 4 episodes per family (640 episodes), lr 1e-4,
+# The same budget for both algorithms: 8 steps of 4 tasks x 4 episodes per family (512 episodes), lr 1e-4,
 # turn and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band and bottleneck terms.
 # The two runs share the cores, one thread each.
 runs=()
@@ -42,7 +42,7 @@ for algorithm in chi_po grpo; do
     [ -d "runs/rl-${algorithm//_/-}/final" ] || OMP_NUM_THREADS=1 $magic rl --model runs/sft-tiny-cpu-rl-short/final \
         --tasks runs/calendar-short-static.jsonl --envs magic/ToolPlan-v0 \
         --env-kwargs '{"magic/ToolPlan-v0": {"category": "general", "distractors": 0, "optional_rate": 0.0}}' \
-        --algorithm "$algorithm" --steps 10 --groups-per-family 4 --group-size 4 --turn-tokens 384 \
+        --algorithm "$algorithm" --steps 8 --groups-per-family 4 --group-size 4 --turn-tokens 384 \
         --response-tokens 1536 --lr 1e-4 --progress-weight 0.5 --save-every 2 --out "runs/rl-${algorithm//_/-}" &
     runs+=($!)
 done
