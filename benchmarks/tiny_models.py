@@ -304,7 +304,7 @@ def build_tiny_qwen3(out_dir, moe: bool = False, seed: int = 0, size: str = "tin
 
 # SmolLM2-shaped models (Llama layers, SmolLM2's 49,152-token vocabulary and chat template), smaller than the
 # 135M original: policies that a two-core CPU can fine-tune, sample and RL-train within one sitting. "rl" trains from
-# scratch at about 1,500 tokens/s there (benchmarks/README.md, "RL on CPU").
+# scratch at about 1,500-1,800 tokens/s there (benchmarks/README.md, "chi-PO and GRPO on CPU").
 SMOLLM2_SIZES = {
     "tiny": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
              "intermediate_size": 128},

@@ -36,7 +36,8 @@ class RLConfig(RewardConfig, AlgorithmConfig):
     out: str = ""
     """run folder: checkpoints, log.jsonl, curves.png, final/ (a rerun resumes it)"""
     model: str = "smollm2"
-    """the policy to start from: a checkpoint folder (e.g. `magic sft`'s RUN/final), `smollm2` or `tiny-qwen3`"""
+    """the policy to start from: a checkpoint folder (e.g. `magic sft`'s RUN/final), `smollm2`, `tiny-smollm2` or
+    `tiny-qwen3`"""
     envs: str = "magic/Calendar-v0"
     """comma-separated live envs (train split, seeded tasks)"""
     env_kwargs: str = "{}"
