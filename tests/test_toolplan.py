@@ -367,7 +367,9 @@ def test_pinned_task_round_trip():
 @pytest.mark.parametrize("kwargs", [{"category": "simple"}, {"category": []}, {"category": ["general", "x"]},
                                     {"distractors": -1}, {"distractors": [3, 2]}, {"distractors": "2"},
                                     {"distractors": [1, 99]}, {"optional_rate": 1.5}, {"optional_rate": True},
-                                    {"split": "validation"}])
+                                    {"split": "validation"}, {"calls": 0}, {"calls": [3, 2]}, {"calls": "1"},
+                                    {"calls": True}, {"category": "condition", "calls": 1},
+                                    {"category": ["general", "dependency"], "calls": [5, 6]}])
 def test_knob_validation(kwargs):
     with pytest.raises(ValueError):
         ToolPlanEnv(**kwargs)
@@ -386,6 +388,22 @@ def test_knobs_shape_the_tasks():
             assert set(args) <= set(U.functions[name].required)
     mixed = make(category=["condition", "dependency"]).unwrapped
     assert {mixed.reset(seed=s)[0] and mixed.task["category"] for s in range(20)} == {"condition", "dependency"}
+
+
+def test_calls_set_the_horizon():
+    """`calls` narrows each category's size: one general call is a two-step episode the oracle solves; without
+    it a general request keeps its 2-4 calls."""
+    one = make(category="general", distractors=0, calls=1).unwrapped
+    for seed in range(10):
+        reward, info = play(one, oracle, seed=seed)
+        assert len(one.task["turns"]) == 1 and len(one.task["turns"][0]["gold"]) == 1
+        assert reward == 1.0 and info["metrics"]["calls"] == 1
+    wide = make(category="general", calls=[3, 4]).unwrapped
+    assert {(wide.reset(seed=s), len(wide.task["turns"][0]["gold"]))[1] for s in range(20)} == {3, 4}
+    chains = make(category="dependency", calls=[1, 2]).unwrapped  # clipped to the chain's own minimum of two
+    assert {(chains.reset(seed=s), len(chains.task["turns"][0]["gold"]))[1] for s in range(10)} == {2}
+    default = make(category="general").unwrapped
+    assert {(default.reset(seed=s), len(default.task["turns"][0]["gold"]))[1] for s in range(30)} == {2, 3, 4}
 
 
 def test_docstring_example():

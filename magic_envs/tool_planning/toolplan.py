@@ -91,6 +91,9 @@ class ToolPlanEnv(MagicEnv):
     vocabulary; a 4-call dependency chain may start with one in-distribution producer). `category`: one of
     `CATEGORIES`, a list of them, or "mixed" (default: uniform). `distractors`: extra offered functions, int
     or [min, max] (default [2, 5]). `optional_rate`: chance that a call states optional parameters (0.3).
+    `calls`: the task size, int or [min, max], within what each category can write (general 1-4 calls,
+    dependency 2-4, condition 2, context_inheritance 2-3 turns); default: general 2-4, the others all theirs.
+    `calls=1` with `category="general"` is the shortest horizon: one call, its result, a report.
 
     ## Version History
     * v0: initial release.
@@ -113,7 +116,7 @@ class ToolPlanEnv(MagicEnv):
     max_calls = MAX_CALLS
 
     def __init__(self, split: str = "train", category="mixed", distractors=(2, 5), optional_rate: float = 0.3,
-                 render_mode: str | None = None):
+                 calls=None, render_mode: str | None = None):
         super().__init__(split=split, render_mode=render_mode)
         chosen = CATEGORIES if category == "mixed" else (category,) if isinstance(category, str) else category
         if not isinstance(chosen, (list, tuple)) or not chosen or any(c not in CATEGORIES for c in chosen):
@@ -127,6 +130,15 @@ class ToolPlanEnv(MagicEnv):
             raise ValueError(f"optional_rate must lie in [0, 1]; got {optional_rate!r}")
         self.categories, self.distractors = tuple(chosen), (int(pair[0]), int(pair[1]))
         self.optional_rate = float(optional_rate)
+        self.calls = None
+        if calls is not None:
+            span = [calls] * 2 if _is_int(calls) else calls
+            if not (isinstance(span, (list, tuple)) and len(span) == 2 and all(map(_is_int, span))
+                    and 1 <= span[0] <= span[1]):
+                raise ValueError(f"calls must be a positive int or a [min, max] pair; got {calls!r}")
+            self.calls = (int(span[0]), int(span[1]))
+            for c in self.categories:
+                tasks.sizes(c, self.calls)  # a category that cannot be written at these sizes fails here
 
     @property
     def universe(self):
@@ -136,7 +148,7 @@ class ToolPlanEnv(MagicEnv):
     def generate(self, rng: np.random.Generator) -> dict:
         category = self.categories[int(rng.integers(len(self.categories)))]
         vocab = "ood" if self.split.startswith("ood") else "iid"
-        return tasks.generate(self.universe, rng, category, vocab, self.distractors, self.optional_rate)
+        return tasks.generate(self.universe, rng, category, vocab, self.distractors, self.optional_rate, self.calls)
 
     def setup(self, task: dict) -> str:
         try:

@@ -310,12 +310,27 @@ def context_inheritance(w: Writer, n: int):
 BUILDERS = {"general": general, "dependency": dependency, "condition": condition,
             "context_inheritance": context_inheritance}
 SIZES = {"general": (2, 4), "dependency": (2, 4), "condition": (2, 2), "context_inheritance": (2, 3)}
+# the sizes a builder can write, for a narrower `calls` knob: a general request may ask for a single call
+LIMITS = {**SIZES, "general": (1, 4)}
+
+
+def sizes(category: str, calls: tuple[int, int] | None) -> tuple[int, int]:
+    """The task sizes (calls, or turns for context_inheritance) drawn for `category`: its default range, or
+    `calls` within what its builder can write."""
+    if calls is None:
+        return SIZES[category]
+    lo, hi = max(calls[0], LIMITS[category][0]), min(calls[1], LIMITS[category][1])
+    if lo > hi:
+        raise ValueError(f"calls {list(calls)} leave no size that {category} can write (its sizes: "
+                         f"{list(LIMITS[category])})")
+    return lo, hi
 
 
 def generate(u: Universe, rng, category: str, vocab: str, distractors: tuple[int, int], optional_rate: float,
-             tries: int = 500) -> dict:
+             calls: tuple[int, int] | None = None, tries: int = 500) -> dict:
     """One task dict of `category` ("iid" or "ood" functions), drawn from `rng` only."""
-    size = int(rng.integers(SIZES[category][0], SIZES[category][1] + 1))
+    lo, hi = sizes(category, calls)
+    size = int(rng.integers(lo, hi + 1))
     n_distractors = int(rng.integers(distractors[0], distractors[1] + 1))
     for _ in range(tries):
         w = Writer(u, rng, vocab, optional_rate)
