@@ -105,9 +105,9 @@ class ServiceEnv(MagicEnv):
         self.gold_hash, self._targets = self._gold(task)
         self.user = self._make_user(task["scenario"])
         first = self.user.first_message()
+        values = _VALUES.setdefault(self.shared_database, {}) if self.shared_database else {}
         self.monitor = PolicyMonitor(self.tools.owner, self.tools.private_values, self.authenticates,
-                                     frozenset(self.tools.WRITE_TOOLS),
-                                     values=_VALUES.setdefault(self.shared_database, {}) if self.shared_database else {})
+                                     frozenset(self.tools.WRITE_TOOLS), values=values)
         self.monitor.customer_said(first)
         self.agent_messages, self.user_messages = [GREETING], [first]
         self._request_start = 1  # index of the first agent message since the current request was made
