@@ -17,8 +17,9 @@ python=.venv/bin/python
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
 # SFT from scratch: 6,000 oracle trajectories of Calendar and ToolPlan (5,600 fit 2,048 tokens), 320 steps of 8;
-# then 240 steps on 4,000 more at the short end of the knobs RL plays (cpu_rl_short.toml). A finished stage has its
-# final/ folder and is skipped.
+# 240 steps on 4,000 more at the short end of the knobs (cpu_rl_short.toml); then 800 and 600 more steps (a second
+# pass, another order) on 8,000 short samples of exactly the tasks RL plays (cpu_rl_one_call.toml). A finished
+# stage has its final/ folder and is skipped.
 $magic synth --config magic_sft/configs/cpu_rl.toml --out runs/corpus-cpu-rl
 [ -d runs/sft-tiny-cpu-rl/final ] || $magic sft --corpus runs/corpus-cpu-rl --model tiny-smollm2:rl \
     --out runs/sft-tiny-cpu-rl --max-length 2048 --micro-batch-size 8 --grad-accum 1 --max-steps 320 --lr 1e-3 \
@@ -27,33 +28,42 @@ $magic synth --config magic_sft/configs/cpu_rl_short.toml --out runs/corpus-cpu-
 [ -d runs/sft-tiny-cpu-rl-short/final ] || $magic sft --corpus runs/corpus-cpu-rl-short \
     --model runs/sft-tiny-cpu-rl/final --out runs/sft-tiny-cpu-rl-short --max-length 2048 --micro-batch-size 8 \
     --grad-accum 1 --max-steps 240 --lr 5e-4 --save-every 40
+$magic synth --config magic_sft/configs/cpu_rl_one_call.toml --out runs/corpus-cpu-rl-one-call
+[ -d runs/sft-tiny-cpu-rl-one-call/final ] || $magic sft --corpus runs/corpus-cpu-rl-one-call \
+    --model runs/sft-tiny-cpu-rl-short/final --out runs/sft-tiny-cpu-rl-one-call --max-length 1024 \
+    --micro-batch-size 8 --grad-accum 1 --max-steps 800 --lr 1e-3 --save-every 100
+[ -d runs/sft-tiny-cpu-rl-one-call-2/final ] || $magic sft --corpus runs/corpus-cpu-rl-one-call \
+    --model runs/sft-tiny-cpu-rl-one-call/final --out runs/sft-tiny-cpu-rl-one-call-2 --max-length 1024 \
+    --micro-batch-size 8 --grad-accum 1 --max-steps 600 --lr 5e-4 --seed 1 --save-every 100
+sft=runs/sft-tiny-cpu-rl-one-call-2
 
-# The static family: 512 pinned train-split Calendar tasks (two or three people, one day), scored by the env's
-# verifier; the multi-turn family: live ToolPlan "general" requests with no distractor tool.
-calendar='{"people": [2, 3], "days": 1, "duration": 30, "preferences": 0.0}'
+# The static family: 512 pinned train-split Calendar tasks (one or two people, one day), scored by the env's
+# verifier; the multi-turn family: live ToolPlan requests of one call (the call, its result, a report).
+calendar='{"people": [1, 2], "days": 1, "duration": 30, "preferences": 0.0}'
 $python -m magic_rl.tasks --env magic/Calendar-v0 --kwargs "$calendar" --count 512 --first-seed 500000 \
-    --out runs/calendar-short-static.jsonl
+    --out runs/calendar-one-two-static.jsonl
 
-# The same budget for both algorithms: 8 steps of 4 tasks x 4 episodes per family (512 episodes), lr 1e-4,
-# turn and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band and bottleneck terms.
-# The two runs share the cores, one thread each.
+# The same budget for both algorithms: 10 steps of 4 tasks x 8 episodes per family (640 episodes), lr 5e-5, turn
+# and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band and bottleneck terms, with a band
+# of 0.2 nats: the default 0.05 penalised a policy whose action entropy is still falling as RL sharpens it. The two
+# runs share the cores, one thread each.
+toolplan='{"magic/ToolPlan-v0": {"category": "general", "distractors": 0, "optional_rate": 0.0, "calls": 1}}'
 runs=()
 for algorithm in chi_po grpo; do
-    [ -d "runs/rl-${algorithm//_/-}/final" ] || OMP_NUM_THREADS=1 $magic rl --model runs/sft-tiny-cpu-rl-short/final \
-        --tasks runs/calendar-short-static.jsonl --envs magic/ToolPlan-v0 \
-        --env-kwargs '{"magic/ToolPlan-v0": {"category": "general", "distractors": 0, "optional_rate": 0.0}}' \
-        --algorithm "$algorithm" --steps 8 --groups-per-family 4 --group-size 4 --turn-tokens 384 \
-        --response-tokens 1536 --lr 1e-4 --progress-weight 0.5 --save-every 2 --out "runs/rl-${algorithm//_/-}" &
+    [ -d "runs/rl-${algorithm//_/-}/final" ] || OMP_NUM_THREADS=1 $magic rl --model $sft/final \
+        --tasks runs/calendar-one-two-static.jsonl --envs magic/ToolPlan-v0 --env-kwargs "$toolplan" \
+        --algorithm "$algorithm" --band 0.2 --steps 10 --groups-per-family 4 --group-size 8 --turn-tokens 384 \
+        --response-tokens 1536 --lr 5e-5 --progress-weight 0.5 --save-every 2 --out "runs/rl-${algorithm//_/-}" &
     runs+=($!)
 done
 for pid in "${runs[@]}"; do wait "$pid"; done  # each run's exit status, so a failed run stops the script
 
 # Held-out test seeds: the starting checkpoint and both runs (an eval resumes its episodes.jsonl).
-for run in sft-tiny-cpu-rl-short rl-chi-po rl-grpo; do
+for run in ${sft#runs/} rl-chi-po rl-grpo; do
     $magic eval --suite rl_cpu --policy "hf:runs/$run/final" --concurrency 16 --out "runs/eval-rl-cpu-$run" \
         --no-progress
 done
-$python -m benchmarks.compare runs/eval-rl-cpu-sft-tiny-cpu-rl-short runs/eval-rl-cpu-rl-chi-po --names sft,chi-po
-$python -m benchmarks.compare runs/eval-rl-cpu-sft-tiny-cpu-rl-short runs/eval-rl-cpu-rl-grpo --names sft,grpo
+$python -m benchmarks.compare runs/eval-rl-cpu-${sft#runs/} runs/eval-rl-cpu-rl-chi-po --names sft,chi-po
+$python -m benchmarks.compare runs/eval-rl-cpu-${sft#runs/} runs/eval-rl-cpu-rl-grpo --names sft,grpo
 $python -m benchmarks.compare runs/eval-rl-cpu-rl-grpo runs/eval-rl-cpu-rl-chi-po --names grpo,chi-po
 $python -m magic_rl.plots runs/rl-chi-po runs/rl-grpo --out benchmarks/figures/rl_cpu_curves.png
