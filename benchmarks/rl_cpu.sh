@@ -2,13 +2,14 @@
 # RL on CPU (results: benchmarks/README.md, "chi-PO and GRPO on CPU"): a small SmolLM2-shaped policy
 # (`tiny-smollm2:rl`: SmolLM2's tokenizer and chat template on 6 layers of width 192, 12M parameters) fine-tuned from
 # scratch on the two families RL plays, then `magic rl` with chi-PO and with GRPO on the same budget, each scored with
-# the starting checkpoint on held-out test seeds (benchmarks/suites/rl_cpu.toml: 100 short Calendar, 100 ToolPlan
-# tasks).
+# the starting checkpoint on held-out test seeds (benchmarks/suites/rl_cpu.toml: 100 short Calendar, 100 one-call
+# ToolPlan tasks).
 #
 #     bash benchmarks/rl_cpu.sh            # every stage; rerun after a kill: each stage resumes where it stopped
 #
-# About two hours on a 2-core machine: 50 min of SFT, 30 min of RL, 3 evaluations of 200 episodes. SmolLM2-135M
-# itself does not fit: its fine-tuned evaluation of 200 episodes alone took about 4 h here.
+# About 2 h 20 min on a 2-core machine: 1 h 40 min of SFT in four stages, 30 min of RL, 3 evaluations of 200
+# episodes (about 2 min each). SmolLM2-135M itself does not fit: its fine-tuned evaluation of 200 episodes alone took
+# about 4 h here.
 # Set OMP_NUM_THREADS to the cores it may use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,18 +46,16 @@ $python -m magic_rl.tasks --env magic/Calendar-v0 --kwargs "$calendar" --count 5
 
 # The same budget for both algorithms: 10 steps of 4 tasks x 8 episodes per family (640 episodes), lr 5e-5, turn
 # and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band and bottleneck terms, with a band
-# of 0.2 nats: the default 0.05 penalised a policy whose action entropy is still falling as RL sharpens it. The two
-# runs share the cores, one thread each.
+# of 0.2 nats: the default 0.05 penalised a policy whose action entropy is still falling as RL sharpens it. One run
+# at a time: a run's update peaks at 10-14 GB here (logits over SmolLM2's 49,152-token vocabulary), so two at once
+# do not fit in 24 GB.
 toolplan='{"magic/ToolPlan-v0": {"category": "general", "distractors": 0, "optional_rate": 0.0, "calls": 1}}'
-runs=()
 for algorithm in chi_po grpo; do
-    [ -d "runs/rl-${algorithm//_/-}/final" ] || OMP_NUM_THREADS=1 $magic rl --model $sft/final \
+    [ -d "runs/rl-${algorithm//_/-}/final" ] || $magic rl --model $sft/final \
         --tasks runs/calendar-one-two-static.jsonl --envs magic/ToolPlan-v0 --env-kwargs "$toolplan" \
         --algorithm "$algorithm" --band 0.2 --steps 10 --groups-per-family 4 --group-size 8 --turn-tokens 384 \
-        --response-tokens 1536 --lr 5e-5 --progress-weight 0.5 --save-every 2 --out "runs/rl-${algorithm//_/-}" &
-    runs+=($!)
+        --response-tokens 1536 --lr 5e-5 --progress-weight 0.5 --save-every 2 --out "runs/rl-${algorithm//_/-}"
 done
-for pid in "${runs[@]}"; do wait "$pid"; done  # each run's exit status, so a failed run stops the script
 
 # Held-out test seeds: the starting checkpoint and both runs (an eval resumes its episodes.jsonl).
 for run in ${sft#runs/} rl-chi-po rl-grpo; do
