@@ -19,8 +19,9 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
 # SFT from scratch: 6,000 oracle trajectories of Calendar and ToolPlan (5,600 fit 2,048 tokens), 320 steps of 8;
 # 240 steps on 4,000 more at the short end of the knobs (cpu_rl_short.toml); then 800 and 600 more steps (a second
-# pass, another order) on 8,000 short samples of exactly the tasks RL plays (cpu_rl_one_call.toml). A finished
-# stage has its final/ folder and is skipped.
+# pass, another order) on 8,000 short samples of exactly the tasks RL plays (cpu_rl_one_call.toml); 800 steps on
+# 8,000 more of them, three in four ToolPlan (cpu_rl_toolplan.toml). A finished stage has its final/ folder and is
+# skipped.
 $magic synth --config magic_sft/configs/cpu_rl.toml --out runs/corpus-cpu-rl
 [ -d runs/sft-tiny-cpu-rl/final ] || $magic sft --corpus runs/corpus-cpu-rl --model tiny-smollm2:rl \
     --out runs/sft-tiny-cpu-rl --max-length 2048 --micro-batch-size 8 --grad-accum 1 --max-steps 320 --lr 1e-3 \
@@ -36,7 +37,11 @@ $magic synth --config magic_sft/configs/cpu_rl_one_call.toml --out runs/corpus-c
 [ -d runs/sft-tiny-cpu-rl-one-call-2/final ] || $magic sft --corpus runs/corpus-cpu-rl-one-call \
     --model runs/sft-tiny-cpu-rl-one-call/final --out runs/sft-tiny-cpu-rl-one-call-2 --max-length 1024 \
     --micro-batch-size 8 --grad-accum 1 --max-steps 600 --lr 5e-4 --seed 1 --save-every 100
-sft=runs/sft-tiny-cpu-rl-one-call-2
+$magic synth --config magic_sft/configs/cpu_rl_toolplan.toml --out runs/corpus-cpu-rl-toolplan
+[ -d runs/sft-tiny-cpu-rl-toolplan/final ] || $magic sft --corpus runs/corpus-cpu-rl-toolplan \
+    --model runs/sft-tiny-cpu-rl-one-call-2/final --out runs/sft-tiny-cpu-rl-toolplan --max-length 1024 \
+    --micro-batch-size 8 --grad-accum 1 --max-steps 800 --lr 5e-4 --save-every 100
+sft=runs/sft-tiny-cpu-rl-toolplan
 
 # The static family: 512 pinned train-split Calendar tasks (one or two people, one day), scored by the env's
 # verifier; the multi-turn family: live ToolPlan requests of one call (the call, its result, a report).
@@ -44,17 +49,18 @@ calendar='{"people": [1, 2], "days": 1, "duration": 30, "preferences": 0.0}'
 $python -m magic_rl.tasks --env magic/Calendar-v0 --kwargs "$calendar" --count 512 --first-seed 500000 \
     --out runs/calendar-one-two-static.jsonl
 
-# The same budget for both algorithms: 10 steps of 4 tasks x 8 episodes per family (640 episodes), lr 5e-5, turn
-# and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band and bottleneck terms, with a band
-# of 0.2 nats: the default 0.05 penalised a policy whose action entropy is still falling as RL sharpens it. One run
-# at a time: a run's update peaks at 10-14 GB here (logits over SmolLM2's 49,152-token vocabulary), so two at once
-# do not fit in 24 GB.
+# The same budget for both algorithms: 20 steps of 4 tasks x 8 episodes per family (1,280 episodes), two optimiser
+# steps per batch at lr 1e-4, turn and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band
+# and bottleneck terms, with a band of 0.2 nats: the default 0.05 penalised a policy whose action entropy is still
+# falling as RL sharpens it. One run at a time: a run's update peaks at 10-14 GB here (logits over SmolLM2's
+# 49,152-token vocabulary), so two at once do not fit in 24 GB.
 toolplan='{"magic/ToolPlan-v0": {"category": "general", "distractors": 0, "optional_rate": 0.0, "calls": 1}}'
 for algorithm in chi_po grpo; do
     [ -d "runs/rl-${algorithm//_/-}/final" ] || $magic rl --model $sft/final \
         --tasks runs/calendar-one-two-static.jsonl --envs magic/ToolPlan-v0 --env-kwargs "$toolplan" \
-        --algorithm "$algorithm" --band 0.2 --steps 10 --groups-per-family 4 --group-size 8 --turn-tokens 384 \
-        --response-tokens 1536 --lr 5e-5 --progress-weight 0.5 --save-every 2 --out "runs/rl-${algorithm//_/-}"
+        --algorithm "$algorithm" --band 0.2 --steps 20 --groups-per-family 4 --group-size 8 --turn-tokens 384 \
+        --response-tokens 1536 --lr 1e-4 --updates 2 --progress-weight 0.5 --save-every 2 \
+        --out "runs/rl-${algorithm//_/-}"
 done
 
 # Held-out test seeds: the starting checkpoint and both runs (an eval resumes its episodes.jsonl).
