@@ -2,13 +2,13 @@
 # RL on CPU (results: benchmarks/README.md, "chi-PO and GRPO on CPU"): a small SmolLM2-shaped policy
 # (`tiny-smollm2:rl`: SmolLM2's tokenizer and chat template on 6 layers of width 192, 12M parameters) fine-tuned from
 # scratch on the two families RL plays, then `magic rl` with chi-PO and with GRPO on the same budget, each scored with
-# the starting checkpoint on held-out test seeds (benchmarks/suites/rl_cpu.toml: 100 short Calendar, 100 one-call
+# the starting checkpoint on held-out test seeds (benchmarks/suites/rl_cpu.toml: 200 short Calendar, 200 one-call
 # ToolPlan tasks).
 #
 #     bash benchmarks/rl_cpu.sh            # every stage; rerun after a kill: each stage resumes where it stopped
 #
-# About 2 h 20 min on a 2-core machine: 1 h 40 min of SFT in four stages, 30 min of RL, 3 evaluations of 200
-# episodes (about 2 min each). SmolLM2-135M itself does not fit: its fine-tuned evaluation of 200 episodes alone took
+# About 4 h on a 2-core machine: 2 h 20 min of SFT in five stages, 1 h 15 min of RL, 3 evaluations of 400 episodes
+# (about 4 min each). SmolLM2-135M itself does not fit: its fine-tuned evaluation of 200 episodes alone took
 # about 4 h here.
 # Set OMP_NUM_THREADS to the cores it may use.
 set -euo pipefail
