@@ -138,8 +138,9 @@ def update(model, reference, optimizer, trajectories, advantages, config: RLConf
                 padded([trajectories[i].response_mask for i in chunk], width),
                 padded([trajectories[i].think_mask for i in chunk], width), entropy, ref.get(tuple(chunk)), average)
             (loss * tokens / total).backward()
-            for name, value in metrics.items():
-                logged[name] = logged.get(name, 0.0) + value * tokens / total / config.updates
+            for name, value in metrics.items():  # token counts add up; the rest are means over the batch's tokens
+                weight = 1 if name in ("think_tokens", "action_tokens") else tokens / total
+                logged[name] = logged.get(name, 0.0) + value * weight / config.updates
         logged["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm))
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -158,6 +159,7 @@ def step_row(step, tasks, trajectories, values, config: RLConfig) -> dict:
         row[f"score/{family}"] = float(np.mean([trajectories[i].score for i in mine]))
     row["response_tokens"] = float(np.mean([sum(t.response_mask) for t in trajectories]))
     row["think_tokens"] = float(np.mean([sum(t.think_mask) for t in trajectories]))
+    row["action_tokens"] = row["response_tokens"] - row["think_tokens"]
     row["turns"] = float(np.mean([len(t.turns) for t in trajectories]))
     row["cut_turns"] = sum(turn["cut"] for t in trajectories for turn in t.turns)
     row["truncated"] = sum(bool(t.truncated) for t in trajectories)
@@ -214,7 +216,8 @@ def train(config: RLConfig) -> Path:
             if config.smooth and metrics.get("action_tokens"):
                 average = running_average(average, metrics["action_entropy"], config.ema)
             step += 1
-            row = step_row(step, tasks, trajectories, values, config) | metrics
+            row = step_row(step, tasks, trajectories, values, config)  # its lengths are per episode, not batch totals
+            row |= {name: value for name, value in metrics.items() if name not in row}
             generated = sum(sum(t.response_mask) for t in trajectories)
             row |= {"action_entropy_avg": average, "rollout_s": played - began,
                     "update_s": time.perf_counter() - played, "generated_tokens_per_s": generated / (played - began)}

@@ -56,7 +56,8 @@ def test_a_written_static_dataset_pins_its_tasks_and_corpora_load_as_static_data
     from magic_rl.tasks import main as write_static
 
     out = tmp_path / "calendar.jsonl"
-    assert write_static(["--env", "magic/Calendar-v0", "--count", "3", "--first-seed", "500000", "--out", str(out)]) == 0
+    args = ["--env", "magic/Calendar-v0", "--count", "3", "--first-seed", "500000", "--out", str(out)]
+    assert write_static(args) == 0
     tasks = load_static(out)
     env = gymnasium.make("magic/Calendar-v0", split="train")
     assert [t.seed for t in tasks] == [500000, 500001, 500002]
@@ -163,6 +164,9 @@ def test_a_killed_run_resumes_to_the_same_curve(tmp_path):
     assert whole.returncode == 0, whole.stderr[-2000:]
     expected = curve(tmp_path / "whole")
     assert len(expected) == 5 and len({r["action_entropy"] for r in expected}) > 1  # the model does change
+    for row in expected:  # lengths are per episode, whatever the micro-batches were
+        assert row["think_tokens"] + row["action_tokens"] == pytest.approx(row["response_tokens"])
+        assert 0 < row["response_tokens"] <= 80
     assert (tmp_path / "whole" / "curves.png").is_file()
     kill_after(rl_args(tmp_path / "killed"), tmp_path / "killed" / "log.jsonl", 3)
     assert not (tmp_path / "killed" / "final").exists()
