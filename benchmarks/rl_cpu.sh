@@ -52,14 +52,14 @@ $python -m magic_rl.tasks --env magic/Calendar-v0 --kwargs "$calendar" --count 5
 # The same budget for both algorithms: 20 steps of 4 tasks x 8 episodes per family (1,280 episodes), two optimiser
 # steps per batch at lr 1e-4, turn and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band
 # and bottleneck terms, with a band of 0.2 nats: the default 0.05 penalised a policy whose action entropy is still
-# falling as RL sharpens it. One run at a time: a run's update peaks at 10-14 GB here (logits over SmolLM2's
-# 49,152-token vocabulary), so two at once do not fit in 24 GB.
+# falling as RL sharpens it. One run at a time, two episodes per forward pass: the logits over SmolLM2's 49,152-token
+# vocabulary of four long ToolPlan episodes took an update past 24 GB.
 toolplan='{"magic/ToolPlan-v0": {"category": "general", "distractors": 0, "optional_rate": 0.0, "calls": 1}}'
 for algorithm in chi_po grpo; do
     [ -d "runs/rl-${algorithm//_/-}/final" ] || $magic rl --model $sft/final \
         --tasks runs/calendar-one-two-static.jsonl --envs magic/ToolPlan-v0 --env-kwargs "$toolplan" \
         --algorithm "$algorithm" --band 0.2 --steps 20 --groups-per-family 4 --group-size 8 --turn-tokens 384 \
-        --response-tokens 1536 --lr 1e-4 --updates 2 --progress-weight 0.5 --save-every 2 \
+        --response-tokens 1536 --lr 1e-4 --updates 2 --micro-batch-size 2 --progress-weight 0.5 --save-every 2 \
         --out "runs/rl-${algorithm//_/-}"
 done
 

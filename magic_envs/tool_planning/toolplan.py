@@ -112,7 +112,7 @@ class ToolPlanEnv(MagicEnv):
 
     family = "tool_planning"
     metric_names = ("name_accuracy", "argument_accuracy", "turns_passed", "answer_ok", "calls")
-    progress_metrics = ("turns_passed", "argument_accuracy")
+    progress_metrics = ("turns_passed", "argument_accuracy", "answer_ok")
     max_calls = MAX_CALLS
 
     def __init__(self, split: str = "train", category="mixed", distractors=(2, 5), optional_rate: float = 0.3,
