@@ -10,7 +10,8 @@ takes one optimiser step on the policy loss (algorithms.py) over every model tok
 are never trained on. The reference policy, when the algorithm needs one, is the starting model, frozen.
 `OUT/log.jsonl` gets one line per step (rewards per objective and family, success, loss terms, think and action
 entropy, lengths, truncations, times), `OUT/curves.png` their plots; checkpoints every `save-every` steps, and a
-rerun with the same `--out` resumes to the same curve (also with other `--steps`: it extends or stops the run); `OUT/final/` plays under `magic eval --policy hf:`.
+rerun with the same `--out` resumes to the same curve (with more `--steps` it extends a finished run);
+`OUT/final/` plays under `magic eval --policy hf:`.
 """
 
 from __future__ import annotations
@@ -181,7 +182,7 @@ def train(config: RLConfig) -> Path:
     if config.part(AlgorithmConfig).needs_reference:
         reference = load_model(config.model, "float32")[0].eval().requires_grad_(False)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    # --steps may change on a rerun: the lr is constant and tasks follow the step index, so a longer run extends the curve
+    # --steps may change on a rerun: the lr is constant and tasks follow the step index, so more steps extend the curve
     step, saved = resume(out, config, ignore=("threads", "steps"), model=model, optimizer=optimizer)
     average = saved.get("action_entropy_avg")
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id

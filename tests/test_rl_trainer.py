@@ -175,7 +175,13 @@ def test_a_killed_run_resumes_to_the_same_curve(tmp_path):
     assert curve(tmp_path / "killed") == expected
     both = plots(tmp_path / "whole", tmp_path / "killed", "--out", tmp_path / "both.png")
     assert both.returncode == 0 and (tmp_path / "both.png").stat().st_size > 0, both.stderr[-2000:]
-    changed = magic(*rl_args(tmp_path / "killed", steps=6))
+    longer = magic(*rl_args(tmp_path / "killed", steps=6))  # more --steps extend the finished run
+    assert longer.returncode == 0, longer.stderr[-2000:]
+    extended = curve(tmp_path / "killed")
+    assert len(extended) == 6 and extended[:5] == expected
+    args = rl_args(tmp_path / "killed", steps=6)
+    args[args.index("--lr") + 1] = "1e-3"
+    changed = magic(*args)
     assert changed.returncode != 0 and "another config" in changed.stderr
 
 
