@@ -7,9 +7,9 @@
 #
 #     bash benchmarks/rl_cpu.sh            # every stage; rerun after a kill: each stage resumes where it stopped
 #
-# About 4 h on a 2-core machine: 2 h 20 min of SFT in five stages, 1 h 15 min of RL, 3 evaluations of 400 episodes
-# (about 4 min each). SmolLM2-135M itself does not fit: its fine-tuned evaluation of 200 episodes alone took
-# about 4 h here.
+# About 2 h on a 2-core machine, so that the chain fits one sitting: 42 min of SFT in two stages, 55 min of RL, 6
+# evaluations of 400 episodes (about 5 min each). SmolLM2-135M itself does not fit: its fine-tuned evaluation of 200
+# episodes alone took about 4 h here.
 # Set OMP_NUM_THREADS to the cores it may use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,30 +20,18 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 # up step by step (10 GB to 15 GB in 8 steps) until one long batch took it past 24 GB.
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-65536}
 
-# SFT from scratch: 6,000 oracle trajectories of Calendar and ToolPlan (5,600 fit 2,048 tokens), 320 steps of 8;
-# 240 steps on 4,000 more at the short end of the knobs (cpu_rl_short.toml); then 800 and 600 more steps (a second
-# pass, another order) on 8,000 short samples of exactly the tasks RL plays (cpu_rl_one_call.toml); 800 steps on
-# 8,000 more of them, three in four ToolPlan (cpu_rl_toolplan.toml). A finished stage has its final/ folder and is
-# skipped.
-$magic synth --config magic_sft/configs/cpu_rl.toml --out runs/corpus-cpu-rl
-[ -d runs/sft-tiny-cpu-rl/final ] || $magic sft --corpus runs/corpus-cpu-rl --model tiny-smollm2:rl \
-    --out runs/sft-tiny-cpu-rl --max-length 2048 --micro-batch-size 8 --grad-accum 1 --max-steps 320 --lr 1e-3 \
-    --save-every 40
-$magic synth --config magic_sft/configs/cpu_rl_short.toml --out runs/corpus-cpu-rl-short
-[ -d runs/sft-tiny-cpu-rl-short/final ] || $magic sft --corpus runs/corpus-cpu-rl-short \
-    --model runs/sft-tiny-cpu-rl/final --out runs/sft-tiny-cpu-rl-short --max-length 2048 --micro-batch-size 8 \
-    --grad-accum 1 --max-steps 240 --lr 5e-4 --save-every 40
+# SFT from scratch on exactly the tasks RL plays, short samples (about 500 tokens) so that the small policy sees many
+# examples a minute of copying values from its prompt: 900 steps of 8 on 8,000 oracle trajectories, half Calendar and
+# half ToolPlan (cpu_rl_one_call.toml), then 600 steps on 8,000 more, three in four ToolPlan (cpu_rl_toolplan.toml).
+# A finished stage has its final/ folder and is skipped.
 $magic synth --config magic_sft/configs/cpu_rl_one_call.toml --out runs/corpus-cpu-rl-one-call
 [ -d runs/sft-tiny-cpu-rl-one-call/final ] || $magic sft --corpus runs/corpus-cpu-rl-one-call \
-    --model runs/sft-tiny-cpu-rl-short/final --out runs/sft-tiny-cpu-rl-one-call --max-length 1024 \
-    --micro-batch-size 8 --grad-accum 1 --max-steps 800 --lr 1e-3 --save-every 100
-[ -d runs/sft-tiny-cpu-rl-one-call-2/final ] || $magic sft --corpus runs/corpus-cpu-rl-one-call \
-    --model runs/sft-tiny-cpu-rl-one-call/final --out runs/sft-tiny-cpu-rl-one-call-2 --max-length 1024 \
-    --micro-batch-size 8 --grad-accum 1 --max-steps 600 --lr 5e-4 --seed 1 --save-every 100
+    --model tiny-smollm2:rl --out runs/sft-tiny-cpu-rl-one-call --max-length 1024 --micro-batch-size 8 \
+    --grad-accum 1 --max-steps 900 --lr 1e-3 --save-every 100
 $magic synth --config magic_sft/configs/cpu_rl_toolplan.toml --out runs/corpus-cpu-rl-toolplan
 [ -d runs/sft-tiny-cpu-rl-toolplan/final ] || $magic sft --corpus runs/corpus-cpu-rl-toolplan \
-    --model runs/sft-tiny-cpu-rl-one-call-2/final --out runs/sft-tiny-cpu-rl-toolplan --max-length 1024 \
-    --micro-batch-size 8 --grad-accum 1 --max-steps 800 --lr 5e-4 --save-every 100
+    --model runs/sft-tiny-cpu-rl-one-call/final --out runs/sft-tiny-cpu-rl-toolplan --max-length 1024 \
+    --micro-batch-size 8 --grad-accum 1 --max-steps 600 --lr 5e-4 --save-every 100
 sft=runs/sft-tiny-cpu-rl-toolplan
 
 # The static family: 512 pinned train-split Calendar tasks (one or two people, one day), scored by the env's
@@ -53,25 +41,31 @@ $python -m magic_rl.tasks --env magic/Calendar-v0 --kwargs "$calendar" --count 5
     --out runs/calendar-one-two-static.jsonl
 
 # The same budget for both algorithms: 12 steps of 4 tasks x 8 episodes per family (768 episodes), two optimiser
-# steps per batch at lr 1e-4, turn and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band
-# and bottleneck terms, with a band of 0.2 nats: the default 0.05 penalised a policy whose action entropy is still
-# falling as RL sharpens it. One run at a time, two episodes per forward pass: the logits over SmolLM2's 49,152-token
-# vocabulary of four long ToolPlan episodes took an update past 24 GB.
+# steps per batch at lr 3e-4 (at 5e-5 and 1e-4 the policy did not move measurably; at 3e-4 both algorithms made it
+# worse), turn and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band and bottleneck terms,
+# with a band of 0.2 nats: the default 0.05 penalised a policy whose action entropy is still falling as RL sharpens
+# it. One run at a time, two episodes per forward pass: the logits over SmolLM2's 49,152-token vocabulary of four
+# long ToolPlan episodes took an update past 24 GB.
 toolplan='{"magic/ToolPlan-v0": {"category": "general", "distractors": 0, "optional_rate": 0.0, "calls": 1}}'
 for algorithm in chi_po grpo; do
     [ -d "runs/rl-${algorithm//_/-}/final" ] || $magic rl --model $sft/final \
         --tasks runs/calendar-one-two-static.jsonl --envs magic/ToolPlan-v0 --env-kwargs "$toolplan" \
         --algorithm "$algorithm" --band 0.2 --steps 12 --groups-per-family 4 --group-size 8 --turn-tokens 384 \
-        --response-tokens 1536 --lr 1e-4 --updates 2 --micro-batch-size 2 --progress-weight 0.5 --save-every 2 \
+        --response-tokens 1536 --lr 3e-4 --updates 2 --micro-batch-size 2 --progress-weight 0.5 --save-every 2 \
         --out "runs/rl-${algorithm//_/-}"
 done
 
-# Held-out test seeds: the starting checkpoint and both runs (an eval resumes its episodes.jsonl).
+# Held-out test seeds: the starting checkpoint and both runs, greedy, and sampled at temperature 1.0, the distribution
+# RL trains. An eval resumes its episodes.jsonl.
 for run in ${sft#runs/} rl-chi-po rl-grpo; do
     $magic eval --suite rl_cpu --policy "hf:runs/$run/final" --concurrency 16 --out "runs/eval-rl-cpu-$run" \
         --no-progress
+    $magic eval --suite rl_cpu --policy "hf:runs/$run/final" --policy-arg temperature=1.0 --concurrency 16 \
+        --out "runs/eval-rl-cpu-sampled-$run" --no-progress
 done
-$python -m benchmarks.compare runs/eval-rl-cpu-${sft#runs/} runs/eval-rl-cpu-rl-chi-po --names sft,chi-po
-$python -m benchmarks.compare runs/eval-rl-cpu-${sft#runs/} runs/eval-rl-cpu-rl-grpo --names sft,grpo
-$python -m benchmarks.compare runs/eval-rl-cpu-rl-grpo runs/eval-rl-cpu-rl-chi-po --names grpo,chi-po
+for eval in eval-rl-cpu eval-rl-cpu-sampled; do
+    $python -m benchmarks.compare runs/$eval-${sft#runs/} runs/$eval-rl-chi-po --names sft,chi-po
+    $python -m benchmarks.compare runs/$eval-${sft#runs/} runs/$eval-rl-grpo --names sft,grpo
+    $python -m benchmarks.compare runs/$eval-rl-grpo runs/$eval-rl-chi-po --names grpo,chi-po
+done
 $python -m magic_rl.plots runs/rl-chi-po runs/rl-grpo --out benchmarks/figures/rl_cpu_curves.png
