@@ -112,7 +112,9 @@ class ToolPlanEnv(MagicEnv):
 
     family = "tool_planning"
     metric_names = ("name_accuracy", "argument_accuracy", "turns_passed", "answer_ok", "calls")
-    progress_metrics = ("turns_passed", "argument_accuracy", "answer_ok")
+    # the right function counts before its arguments do: a policy that cannot yet copy an argument still learns to
+    # call, rather than to answer without calling (a reply with no call is always well formed)
+    progress_metrics = ("turns_passed", "name_accuracy", "argument_accuracy", "answer_ok")
     max_calls = MAX_CALLS
 
     def __init__(self, split: str = "train", category="mixed", distractors=(2, 5), optional_rate: float = 0.3,
