@@ -60,9 +60,10 @@ def save(out: Path, config, step: int, **states) -> None:
 def resume(out: Path, config, ignore: tuple[str, ...] = ("threads",), **states) -> tuple[int, dict]:
     """Load the last checkpoint of `out` into `states` (objects with `load_state_dict`); return its step (0 without
     one) and the whole saved state, for plain values. Log lines past the step are dropped: they are redone. Config
-    fields in `ignore` (e.g. thread counts) may differ; any other difference is an error."""
+    fields in `ignore` (e.g. thread counts) may differ, and so may `out`: a moved run folder resumes; any other
+    difference is an error."""
     out.mkdir(parents=True, exist_ok=True)
-    saved, step = {}, 0
+    saved, step, ignore = {}, 0, (*ignore, "out")
     for name in ("checkpoint", "checkpoint.old"):  # .old survives a kill between the two renames in `save`
         path = out / name / "state.pt"
         if path.is_file():

@@ -12,7 +12,7 @@ import torch
 import magic_envs  # noqa: F401
 from magic_rl.engine import LocalEngine
 from magic_rl.tasks import Task, TaskSchedule, load_static
-from magic_rl.trainer import response_stats
+from magic_rl.trainer import RLConfig, response_stats, update
 from killing import kill_after
 from servers import TINY_MODEL
 
@@ -138,6 +138,26 @@ def test_training_forward_scores_exactly_the_response_tokens(tiny):
             assert torch.allclose(logp[b, k], full[len(prompt) - 1 + k, token], atol=1e-4)
             assert torch.allclose(entropy[b, k], -(full[len(prompt) - 1 + k].exp() * full[len(prompt) - 1 + k]).sum(),
                                   atol=1e-3)
+
+
+def test_an_update_raises_the_rewarded_response_and_lowers_the_other(tiny):
+    # the direction of the whole update path (advantages on tokens, masks, clipped loss, optimiser step): the response
+    # with a positive advantage becomes likelier, the one with a negative advantage less likely, under each algorithm
+    import copy
+    from types import SimpleNamespace
+
+    prompt = [5, 6, 7, 8]
+    episodes = [SimpleNamespace(prompt_ids=prompt, response_ids=response, response_mask=[1] * len(response),
+                                think_mask=[1, 0, 0, 0]) for response in ([9, 10, 11, 12], [13, 14, 15, 16])]
+    for algorithm in ("grpo", "chi_po"):
+        model = copy.deepcopy(tiny[0])
+        reference = copy.deepcopy(model).requires_grad_(False) if algorithm == "chi_po" else None
+        config = RLConfig(out="-", algorithm=algorithm, lr=1e-3, updates=2, micro_batch_size=1)
+        before = response_stats(model, [(e.prompt_ids, e.response_ids) for e in episodes], pad=0)[0].sum(1)
+        update(model, reference, torch.optim.AdamW(model.parameters(), lr=config.lr), episodes,
+               [[1.0] * 4, [-1.0] * 4], config, None, pad=0)
+        after = response_stats(model, [(e.prompt_ids, e.response_ids) for e in episodes], pad=0)[0].sum(1)
+        assert after[0] > before[0] and after[1] < before[1], (algorithm, before, after)
 
 
 def rl_args(out, steps=5):

@@ -71,10 +71,11 @@ def test_a_killed_run_resumes_to_the_same_loss_curve(corpus):
     assert len(curve) == 6 and curve[-1] < curve[0]  # a tiny model at lr 1e-3 learns the corpus
     kill_after(train_args(corpus, corpus / "killed"), corpus / "killed" / "log.jsonl", 3)
     assert not (corpus / "killed" / "final").exists()
-    again = magic(*train_args(corpus, corpus / "killed"))
+    (corpus / "killed").rename(corpus / "moved")  # a run folder moved elsewhere resumes all the same
+    again = magic(*train_args(corpus, corpus / "moved"))
     assert again.returncode == 0, again.stderr[-2000:]
-    assert losses(corpus / "killed") == curve  # bit for bit: same data order, optimiser state and RNG
-    changed = magic(*train_args(corpus, corpus / "killed", steps=8))
+    assert losses(corpus / "moved") == curve  # bit for bit: same data order, optimiser state and RNG
+    changed = magic(*train_args(corpus, corpus / "moved", steps=8))
     assert changed.returncode != 0 and "another config" in changed.stderr
     from benchmarks.policies import model_policy
 
