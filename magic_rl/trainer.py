@@ -55,6 +55,8 @@ class RLConfig(RewardConfig, AlgorithmConfig):
     response_tokens: int = 1024
     """tokens per episode after the first prompt, model and observation tokens together"""
     temperature: float = 1.0
+    """sampling temperature of the episodes; the loss scores tokens at the same temperature, so the trained policy
+    is the one that sampled them"""
     lr: float = 1e-6
     weight_decay: float = 0.0
     updates: int = 1
@@ -70,6 +72,8 @@ class RLConfig(RewardConfig, AlgorithmConfig):
     def __post_init__(self):
         RewardConfig.__post_init__(self)
         AlgorithmConfig.__post_init__(self)
+        if not self.temperature > 0:
+            raise ValueError(f"temperature must be > 0 (RL samples its episodes), not {self.temperature}")
 
     def part(self, cls):
         return cls(**{f.name: getattr(self, f.name) for f in fields(cls)})
@@ -95,9 +99,11 @@ class EnvPool:
         return episodes
 
 
-def response_stats(model, rows: list[tuple[list[int], list[int]]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Log-probability and entropy of every response token ([rows, longest response]; 0 past a row's end). The output
-    layer runs on response positions only."""
+def response_stats(model, rows: list[tuple[list[int], list[int]]], pad: int, temperature: float = 1.0
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probability and entropy of every response token ([rows, longest response]; 0 past a row's end) under the
+    distribution sampled at `temperature` (as the engine and verl's actor do). The output layer runs on response
+    positions only."""
     width = max(len(p) + len(r) for p, r in rows)
     longest = max(len(r) for _, r in rows)
     ids = torch.tensor([p + r + [pad] * (width - len(p) - len(r)) for p, r in rows])
@@ -106,7 +112,7 @@ def response_stats(model, rows: list[tuple[list[int], list[int]]], pad: int) -> 
     # position len(p) - 1 + k predicts response token k
     positions = torch.tensor([[len(p) - 1 + min(k, max(len(r) - 1, 0)) for k in range(longest)] for p, r in rows])
     targets = torch.tensor([r + [pad] * (longest - len(r)) for _, r in rows])
-    logits = model.get_output_embeddings()(hidden[torch.arange(len(rows))[:, None], positions]).float()
+    logits = model.get_output_embeddings()(hidden[torch.arange(len(rows))[:, None], positions]).float() / temperature
     logsm = torch.log_softmax(logits, -1)
     return logsm.gather(-1, targets[..., None])[..., 0], -(logsm.exp() * logsm).sum(-1)
 
@@ -123,15 +129,16 @@ def update(model, reference, optimizer, trajectories, advantages, config: RLConf
     chunks = [order[k:k + config.micro_batch_size] for k in range(0, len(order), config.micro_batch_size)]
     total = sum(sum(trajectories[i].response_mask) for i in order)
     rows = {i: (trajectories[i].prompt_ids, trajectories[i].response_ids) for i in order}
+
+    def scored(policy, chunk):
+        return response_stats(policy, [rows[i] for i in chunk], pad, config.temperature)
     with torch.no_grad():
-        old = {tuple(c): response_stats(model, [rows[i] for i in c], pad)[0] for c in chunks} if config.updates > 1 \
-            else {}
-        ref = {tuple(c): response_stats(reference, [rows[i] for i in c], pad)[0] for c in chunks} if reference \
-            else {}
+        old = {tuple(c): scored(model, c)[0] for c in chunks} if config.updates > 1 else {}
+        ref = {tuple(c): scored(reference, c)[0] for c in chunks} if reference else {}
     logged: dict[str, float] = {}
     for _ in range(config.updates):
         for chunk in chunks:
-            logp, entropy = response_stats(model, [rows[i] for i in chunk], pad)
+            logp, entropy = scored(model, chunk)
             width = logp.shape[1]
             tokens = sum(sum(trajectories[i].response_mask) for i in chunk)
             loss, metrics = policy_loss(

@@ -140,6 +140,21 @@ def test_training_forward_scores_exactly_the_response_tokens(tiny):
                                   atol=1e-3)
 
 
+def test_the_loss_scores_tokens_under_the_distribution_that_sampled_them(tiny):
+    # at a temperature other than 1 the trainer's log-probabilities are the engine's sampling log-probabilities, so
+    # the ratio of a fresh batch is 1 and the policy trained is the one that played
+    model, tokenizer = tiny
+    engine = LocalEngine(model, tokenizer, temperature=0.6)
+    envs = [gymnasium.make("magic/ToolPlan-v0", split="train") for _ in range(2)]
+    played = engine.play([(env, 5, None) for env in envs], seed=3, turn_tokens=12, response_tokens=200, max_turns=3)
+    for t in played:
+        scored = response_stats(model, [(t.prompt_ids, t.response_ids)], pad=0, temperature=0.6)[0][0]
+        plain = response_stats(model, [(t.prompt_ids, t.response_ids)], pad=0)[0][0]
+        mine = [k for k, m in enumerate(t.response_mask) if m]
+        assert torch.allclose(scored[mine], torch.tensor([t.logprobs[k] for k in mine]), atol=2e-3)
+        assert not torch.allclose(plain[mine], scored[mine], atol=2e-3)
+
+
 def test_an_update_raises_the_rewarded_response_and_lowers_the_other(tiny):
     # the direction of the whole update path (advantages on tokens, masks, clipped loss, optimiser step): the response
     # with a positive advantage becomes likelier, the one with a negative advantage less likely, under each algorithm
@@ -217,6 +232,8 @@ def test_wrong_inputs_say_what_is_wrong(tmp_path):
     assert out.returncode != 0 and "unknown env 'magic/Nope-v0'" in out.stderr
     out = magic("rl", "--algorithm", "ppo", "--out", str(tmp_path / "o"))
     assert out.returncode != 0 and "unknown algorithm" in out.stderr
+    out = magic("rl", "--temperature", "0", "--out", str(tmp_path / "o"))
+    assert out.returncode != 0 and "temperature must be > 0" in out.stderr
     out = magic("rl", "--tasks", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o"))
     assert out.returncode != 0 and "no static dataset" in out.stderr
     assert Task("magic/ToolCall-v0").family == "tool_planning"
