@@ -9,7 +9,7 @@ per round), scores every episode on the named objectives (rewards.py), turns the
 takes one optimiser step on the policy loss (algorithms.py) over every model token of the batch; observation tokens
 are never trained on. The reference policy, when the algorithm needs one, is the starting model, frozen.
 `OUT/log.jsonl` gets one line per step (rewards per objective and family, success, loss terms, think and action
-entropy, lengths, truncations, times), `OUT/curves.png` their plots; checkpoints every `save-every` steps, and a
+entropy, lengths, truncations, lr, times), `OUT/curves.png` their plots; checkpoints every `save-every` steps, and a
 rerun with the same `--out` resumes to the same curve (with more `--steps` it extends a finished run);
 `OUT/final/` plays under `magic eval --policy hf:`.
 """
@@ -58,6 +58,9 @@ class RLConfig(RewardConfig, AlgorithmConfig):
     """sampling temperature of the episodes; the loss scores tokens at the same temperature, so the trained policy
     is the one that sampled them"""
     lr: float = 1e-6
+    warmup_steps: int = 0
+    """steps over which the lr rises linearly to `lr`: Adam's first steps move every weight by about the lr, so a
+    batch scored by a policy that RL has not yet moved can move it far"""
     weight_decay: float = 0.0
     updates: int = 1
     """optimiser steps per batch (PPO epochs; 1 is on-policy and needs no second forward pass)"""
@@ -72,6 +75,8 @@ class RLConfig(RewardConfig, AlgorithmConfig):
     def __post_init__(self):
         RewardConfig.__post_init__(self)
         AlgorithmConfig.__post_init__(self)
+        if self.warmup_steps < 0:
+            raise ValueError(f"warmup_steps must be >= 0, not {self.warmup_steps}")
         if not self.temperature > 0:
             raise ValueError(f"temperature must be > 0 (RL samples its episodes), not {self.temperature}")
 
@@ -189,7 +194,8 @@ def train(config: RLConfig) -> Path:
     if config.part(AlgorithmConfig).needs_reference:
         reference = load_model(config.model, "float32")[0].eval().requires_grad_(False)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    # --steps may change on a rerun: the lr is constant and tasks follow the step index, so more steps extend the curve
+    # --steps may change on a rerun: the lr follows the step index alone (no decay), as the tasks do, so more steps
+    # extend the curve
     step, saved = resume(out, config, ignore=("threads", "steps"), model=model, optimizer=optimizer)
     average = saved.get("action_entropy_avg")
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
@@ -204,6 +210,8 @@ def train(config: RLConfig) -> Path:
             began = time.perf_counter()
             tasks = schedule.step(step)
             episodes = pool.take(tasks, config.group_size)
+            for group in optimizer.param_groups:
+                group["lr"] = config.lr * min(1.0, (step + 1) / max(config.warmup_steps, 1))
             trajectories = engine.play(episodes, seed=config.seed * 1_000_003 + step, turn_tokens=config.turn_tokens,
                                        response_tokens=config.response_tokens)
             played = time.perf_counter()
@@ -228,7 +236,7 @@ def train(config: RLConfig) -> Path:
             row = step_row(step, tasks, trajectories, values, config)  # its lengths are per episode, not batch totals
             row |= {name: value for name, value in metrics.items() if name not in row}
             generated = sum(sum(t.response_mask) for t in trajectories)
-            row |= {"action_entropy_avg": average, "rollout_s": played - began,
+            row |= {"lr": optimizer.param_groups[0]["lr"], "action_entropy_avg": average, "rollout_s": played - began,
                     "update_s": time.perf_counter() - played, "generated_tokens_per_s": generated / (played - began)}
             log.write(json.dumps(row) + "\n")
             log.flush()

@@ -69,7 +69,9 @@ def resume(out: Path, config, ignore: tuple[str, ...] = ("threads",), **states) 
         if path.is_file():
             saved = torch.load(path, weights_only=False)
             same = {k: v for k, v in dataclasses.asdict(config).items() if k not in ignore}
-            if {k: v for k, v in saved["config"].items() if k not in ignore} != same:
+            # a setting added since the run began counts at its default
+            before = {f.name: f.default for f in dataclasses.fields(config) if f.default is not dataclasses.MISSING}
+            if {k: v for k, v in (before | saved["config"]).items() if k not in ignore} != same:
                 raise ValueError(f"{out} holds a run of another config; choose a new --out or delete it")
             for key, target in states.items():
                 target.load_state_dict(saved[key])

@@ -180,7 +180,8 @@ def rl_args(out, steps=5):
     # changes, and a resume that lost any state (weights, optimiser, running average, sampling seeds) would show
     return ["rl", "--model", str(TINY_MODEL), "--envs", "magic/Calendar-v0,magic/ToolPlan-v0", "--out", str(out),
             "--steps", str(steps), "--group-size", "2", "--groups-per-family", "1", "--turn-tokens", "12",
-            "--response-tokens", "80", "--band", "0", "--lr", "1e-2", "--save-every", "2", "--threads", "1"]
+            "--response-tokens", "80", "--band", "0", "--lr", "1e-2", "--warmup-steps", "4", "--save-every", "2",
+            "--threads", "1"]
 
 
 def curve(out):
@@ -202,6 +203,7 @@ def test_a_killed_run_resumes_to_the_same_curve(tmp_path):
     for row in expected:  # lengths are per episode, whatever the micro-batches were
         assert row["think_tokens"] + row["action_tokens"] == pytest.approx(row["response_tokens"])
         assert 0 < row["response_tokens"] <= 80
+    assert [r["lr"] for r in expected] == pytest.approx([2.5e-3, 5e-3, 7.5e-3, 1e-2, 1e-2])  # the kill is mid-warmup
     assert (tmp_path / "whole" / "curves.png").is_file()
     kill_after(rl_args(tmp_path / "killed"), tmp_path / "killed" / "log.jsonl", 3)
     assert not (tmp_path / "killed" / "final").exists()

@@ -110,3 +110,29 @@ def test_tiny_smollm2_is_smollm2s_tokenizer_on_small_random_layers(tmp_path):
     assert (Path(model_folder("tiny-smollm2")) / "model.safetensors").is_file()
     with pytest.raises(ValueError, match="sizes are tiny, rl"):
         model_folder("tiny-smollm2:huge")
+
+
+def test_a_run_resumes_after_a_setting_is_added_at_its_default(tmp_path):
+    import dataclasses
+
+    import torch
+
+    from magic_sft.runs import resume, save
+
+    @dataclasses.dataclass
+    class Old:
+        out: str = ""
+        lr: float = 1e-3
+
+    @dataclasses.dataclass
+    class New(Old):
+        warmup_steps: int = 0
+
+    save(tmp_path / "run", Old(out="a"), 3, extra=7)
+    step, saved = resume(tmp_path / "run", New(out="b"))  # moved, and one setting newer than the run
+    assert step == 3 and saved["extra"] == 7
+    with pytest.raises(ValueError, match="another config"):
+        resume(tmp_path / "run", New(warmup_steps=2))
+    with pytest.raises(ValueError, match="another config"):
+        resume(tmp_path / "run", New(lr=1e-4))
+    assert torch.load(tmp_path / "run" / "checkpoint" / "state.pt", weights_only=False)["config"]["out"] == "a"
