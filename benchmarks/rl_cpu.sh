@@ -22,7 +22,8 @@ export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-65536}
 
 # SFT from scratch on exactly the tasks RL plays, short samples (about 500 tokens) so that the small policy sees many
 # examples a minute of copying values from its prompt: 900 steps of 8 on 8,000 oracle trajectories, half Calendar and
-# half ToolPlan (cpu_rl_one_call.toml), then 600 steps on 8,000 more, three in four ToolPlan (cpu_rl_toolplan.toml).
+# half ToolPlan (cpu_rl_one_call.toml), then 600 steps on 8,000 more, three in four ToolPlan (cpu_rl_toolplan.toml),
+# then 2,000 steps on 16,000 more of that mixture (cpu_rl_stage3.toml).
 # A finished stage has its final/ folder and is skipped.
 $magic synth --config magic_sft/configs/cpu_rl_one_call.toml --out runs/corpus-cpu-rl-one-call
 [ -d runs/sft-tiny-cpu-rl-one-call/final ] || $magic sft --corpus runs/corpus-cpu-rl-one-call \
@@ -32,7 +33,11 @@ $magic synth --config magic_sft/configs/cpu_rl_toolplan.toml --out runs/corpus-c
 [ -d runs/sft-tiny-cpu-rl-toolplan/final ] || $magic sft --corpus runs/corpus-cpu-rl-toolplan \
     --model runs/sft-tiny-cpu-rl-one-call/final --out runs/sft-tiny-cpu-rl-toolplan --max-length 1024 \
     --micro-batch-size 8 --grad-accum 1 --max-steps 600 --lr 5e-4 --save-every 100
-sft=runs/sft-tiny-cpu-rl-toolplan
+$magic synth --config magic_sft/configs/cpu_rl_stage3.toml --out runs/corpus-cpu-rl-stage3
+[ -d runs/sft-tiny-cpu-rl-stage3/final ] || $magic sft --corpus runs/corpus-cpu-rl-stage3 \
+    --model runs/sft-tiny-cpu-rl-toolplan/final --out runs/sft-tiny-cpu-rl-stage3 --max-length 1024 \
+    --micro-batch-size 8 --grad-accum 1 --max-steps 2000 --lr 5e-4 --save-every 100
+sft=runs/sft-tiny-cpu-rl-stage3
 
 # The static family: 512 pinned train-split Calendar tasks (one or two people, one day), scored by the env's
 # verifier; the multi-turn family: live ToolPlan requests of one call (the call, its result, a report).
