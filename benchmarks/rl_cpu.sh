@@ -22,8 +22,7 @@ export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-65536}
 
 # SFT from scratch on exactly the tasks RL plays, short samples (about 500 tokens) so that the small policy sees many
 # examples a minute of copying values from its prompt: 900 steps of 8 on 8,000 oracle trajectories, half Calendar and
-# half ToolPlan (cpu_rl_one_call.toml), then 600 steps on 8,000 more, three in four ToolPlan (cpu_rl_toolplan.toml),
-# then 2,000 steps on 16,000 more of that mixture (cpu_rl_stage3.toml).
+# half ToolPlan (cpu_rl_one_call.toml), then 600 steps on 8,000 more, three in four ToolPlan (cpu_rl_toolplan.toml).
 # A finished stage has its final/ folder and is skipped.
 $magic synth --config magic_sft/configs/cpu_rl_one_call.toml --out runs/corpus-cpu-rl-one-call
 [ -d runs/sft-tiny-cpu-rl-one-call/final ] || $magic sft --corpus runs/corpus-cpu-rl-one-call \
@@ -33,11 +32,7 @@ $magic synth --config magic_sft/configs/cpu_rl_toolplan.toml --out runs/corpus-c
 [ -d runs/sft-tiny-cpu-rl-toolplan/final ] || $magic sft --corpus runs/corpus-cpu-rl-toolplan \
     --model runs/sft-tiny-cpu-rl-one-call/final --out runs/sft-tiny-cpu-rl-toolplan --max-length 1024 \
     --micro-batch-size 8 --grad-accum 1 --max-steps 600 --lr 5e-4 --save-every 100
-$magic synth --config magic_sft/configs/cpu_rl_stage3.toml --out runs/corpus-cpu-rl-stage3
-[ -d runs/sft-tiny-cpu-rl-stage3/final ] || $magic sft --corpus runs/corpus-cpu-rl-stage3 \
-    --model runs/sft-tiny-cpu-rl-toolplan/final --out runs/sft-tiny-cpu-rl-stage3 --max-length 1024 \
-    --micro-batch-size 8 --grad-accum 1 --max-steps 2000 --lr 5e-4 --save-every 100
-sft=runs/sft-tiny-cpu-rl-stage3
+sft=runs/sft-tiny-cpu-rl-toolplan
 
 # The static family: 512 pinned train-split Calendar tasks (one or two people, one day), scored by the env's
 # verifier; the multi-turn family: live ToolPlan requests of one call (the call, its result, a report).
@@ -46,27 +41,30 @@ $python -m magic_rl.tasks --env magic/Calendar-v0 --kwargs "$calendar" --count 5
     --out runs/calendar-one-two-static.jsonl
 
 # The same budget for both algorithms: 12 steps of 4 tasks x 8 episodes per family (768 episodes), two optimiser
-# steps per batch at lr 3e-4 (at 5e-5 and 1e-4 the policy did not move measurably; at 3e-4 both algorithms made it
-# worse), turn and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band and bottleneck terms,
-# with a band of 0.2 nats: the default 0.05 penalised a policy whose action entropy is still falling as RL sharpens
-# it. One run at a time, two episodes per forward pass: the logits over SmolLM2's 49,152-token vocabulary of four
-# long ToolPlan episodes took an update past 24 GB.
+# steps per batch at lr 2e-4 reached over a 3-step warmup (at 1e-4 the policy did not move measurably in 12 steps; at
+# 3e-4 with no warmup the first batch moved it far and both algorithms made it worse), sampled at temperature 0.7
+# (at 1.0 this policy's ToolPlan samples are mostly broken calls to invented functions, so RL learnt from noise), turn
+# and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band and bottleneck terms, with a band of
+# 0.2 nats: the default 0.05 penalised a policy whose action entropy is still falling as RL sharpens it. One run at a
+# time, two episodes per forward pass: the logits over SmolLM2's 49,152-token vocabulary of four long ToolPlan
+# episodes took an update past 24 GB.
+temperature=0.7
 toolplan='{"magic/ToolPlan-v0": {"category": "general", "distractors": 0, "optional_rate": 0.0, "calls": 1}}'
 for algorithm in chi_po grpo; do
     [ -d "runs/rl-${algorithm//_/-}/final" ] || $magic rl --model $sft/final \
         --tasks runs/calendar-one-two-static.jsonl --envs magic/ToolPlan-v0 --env-kwargs "$toolplan" \
         --algorithm "$algorithm" --band 0.2 --steps 12 --groups-per-family 4 --group-size 8 --turn-tokens 384 \
-        --response-tokens 1536 --lr 3e-4 --updates 2 --micro-batch-size 2 --progress-weight 0.5 --save-every 2 \
-        --out "runs/rl-${algorithm//_/-}"
+        --response-tokens 1536 --temperature $temperature --lr 2e-4 --warmup-steps 3 --updates 2 \
+        --micro-batch-size 2 --progress-weight 0.5 --save-every 2 --out "runs/rl-${algorithm//_/-}"
 done
 
-# Held-out test seeds: the starting checkpoint and both runs, greedy, and sampled at temperature 1.0, the distribution
-# RL trains. An eval resumes its episodes.jsonl.
+# Held-out test seeds: the starting checkpoint and both runs, greedy, and sampled at the temperature RL trains at.
+# An eval resumes its episodes.jsonl.
 for run in ${sft#runs/} rl-chi-po rl-grpo; do
     $magic eval --suite rl_cpu --policy "hf:runs/$run/final" --concurrency 16 --out "runs/eval-rl-cpu-$run" \
         --no-progress
-    $magic eval --suite rl_cpu --policy "hf:runs/$run/final" --policy-arg temperature=1.0 --concurrency 16 \
-        --out "runs/eval-rl-cpu-sampled-$run" --no-progress
+    $magic eval --suite rl_cpu --policy "hf:runs/$run/final" --policy-arg temperature=$temperature \
+        --concurrency 16 --out "runs/eval-rl-cpu-sampled-$run" --no-progress
 done
 for eval in eval-rl-cpu eval-rl-cpu-sampled; do
     $python -m benchmarks.compare runs/$eval-${sft#runs/} runs/$eval-rl-chi-po --names sft,chi-po
