@@ -6,11 +6,11 @@
 # ToolPlan tasks).
 #
 #     bash benchmarks/rl_cpu.sh                    # every stage; rerun after a kill: each stage resumes where it stopped
-#     SAMPLED_EVALS=0 bash benchmarks/rl_cpu.sh    # greedy evaluations only (15 min less)
+#     SAMPLED_EVALS=0 bash benchmarks/rl_cpu.sh    # greedy evaluations only (25 min less)
 #
-# About 2 h 45 min on a 2-core machine: 45 min of copy drills, 42 min of SFT in two stages, 55 min of RL, 6
-# evaluations of 400 episodes (about 5 min each). SmolLM2-135M itself does not fit: its fine-tuned evaluation of 200
-# episodes alone took about 4 h here.
+# About 3 h 20 min on a 2-core machine with SAMPLED_EVALS=0: 70 min of copy drills, 41 min of SFT in two stages, 66
+# min of RL, 3 evaluations of 400 episodes (about 8 min each); every stage resumes, so a kill loses little.
+# SmolLM2-135M itself does not fit: its fine-tuned evaluation of 200 episodes alone took about 4 h here.
 # Set OMP_NUM_THREADS to the cores it may use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 # up step by step (10 GB to 15 GB in 8 steps) until one long batch took it past 24 GB.
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-65536}
 
-# First copy drills (magic_sft/drills.py), 3,500 steps in two runs, about 45 min: trajectories alone did not teach this
+# First copy drills (magic_sft/drills.py), 3,500 steps in two runs, about 70 min: trajectories alone did not teach this
 # policy to copy an id or a figure from its prompt; after the drills it copies 65% of held-out drills exactly.
 # A finished stage has its final/ folder and is skipped.
 $python -m magic_sft.drills --samples 30000 --seed 0 --out runs/corpus-drills
@@ -73,7 +73,7 @@ for algorithm in chi_po grpo; do
         --micro-batch-size 2 --progress-weight 0.5 --save-every 2 --out "runs/rl-${algorithm//_/-}"
 done
 
-# Both runs greedy, then (SAMPLED_EVALS=0 skips them, 15 min) all three sampled at the temperature RL trains at.
+# Both runs greedy, then (SAMPLED_EVALS=0 skips them, 25 min) all three sampled at the temperature RL trains at.
 for run in rl-chi-po rl-grpo; do
     $magic eval --suite rl_cpu --policy "hf:runs/$run/final" --concurrency 16 --out "runs/eval-rl-cpu-$run" \
         --no-progress
