@@ -21,6 +21,13 @@ weighted) and train with PPO's clipped ratio on model tokens only, averaged over
           same whichever micro-batch or data-parallel rank holds it (verl's "token-mean" does the same).
 
 Think-level and action-level entropies are logged every step for every algorithm (the paper's Figure 8).
+
+`loss_agg_mode` (verl's names) says how the clipped loss averages: "token-mean" weighs every model token of the batch
+alike, so a long episode counts for more than a short one; "seq-mean-token-mean" weighs every episode alike, the mean
+over its own tokens. The second matters when failures run longer than successes: under token-mean the tokens both
+share (a template, a format) are pushed down by the longer failures more than the successes push them up. The local
+trainer gets it by scaling each episode's advantages (`episode_weights`), which leaves the micro-batch accounting as
+it is; in verl it is the actor's own `loss_agg_mode`.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import torch
 from magic_rl.rewards import normalize_in_groups
 
 ALGORITHMS = ("grpo", "gigpo", "chi_po")
+LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean")
 
 
 @dataclass
@@ -61,10 +69,15 @@ class AlgorithmConfig:
     """chi-PO: momentum of the running average of action entropy"""
     bottleneck: float = 0.01
     """chi-PO: coefficient of the think tokens' KL to the reference policy"""
+    loss_agg_mode: str = "token-mean"
+    """token-mean (every model token weighs the same) | seq-mean-token-mean (every episode weighs the same); chi-PO's
+    think terms stay token-mean"""
 
     def __post_init__(self):
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algorithm!r}: choose one of {', '.join(ALGORITHMS)}")
+        if self.loss_agg_mode not in LOSS_AGG_MODES:
+            raise ValueError(f"unknown loss_agg_mode {self.loss_agg_mode!r}: choose one of {', '.join(LOSS_AGG_MODES)}")
         if self.algorithm != "chi_po":  # chi-PO's terms belong to chi-PO alone
             self.think_entropy = self.smooth = self.bottleneck = 0.0
 
@@ -107,6 +120,16 @@ def token_advantages(episode: float, turns: list[tuple[int, int]], steps: list[f
         value = episode + (step_weight * steps[i] if steps else 0.0)
         out[start:min(end, length)] = [value] * (min(end, length) - start)
     return out
+
+
+def episode_weights(model_tokens: list[int], loss_agg_mode: str) -> list[float]:
+    """Per episode, the factor on its advantages under which the token-mean clipped loss becomes `loss_agg_mode`:
+    T / (N x L_i) for seq-mean-token-mean (L_i the episode's model tokens, T their sum, N the episodes that have
+    any), since the clipped loss is linear in a positive scale of the advantage."""
+    if loss_agg_mode == "token-mean":
+        return [1.0] * len(model_tokens)
+    counted = [n for n in model_tokens if n]
+    return [sum(counted) / (len(counted) * n) if n else 0.0 for n in model_tokens]
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

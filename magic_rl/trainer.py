@@ -26,7 +26,8 @@ import gymnasium
 import numpy as np
 import torch
 
-from magic_rl.algorithms import AlgorithmConfig, policy_loss, running_average, step_advantages, token_advantages
+from magic_rl.algorithms import (AlgorithmConfig, episode_weights, policy_loss, running_average, step_advantages,
+                                 token_advantages)
 from magic_rl.engine import LocalEngine
 from magic_rl.rewards import OBJECTIVES, RewardConfig, group_advantages, objectives, scalar
 from magic_rl.tasks import TaskSchedule, load_static
@@ -127,7 +128,8 @@ def padded(rows: list[list], width: int) -> torch.Tensor:
 
 
 def update(model, reference, optimizer, trajectories, advantages, config: RLConfig, average, pad: int) -> dict:
-    """One optimiser step per `updates` on every model token of the batch, each token weighing the same."""
+    """One optimiser step per `updates` on every model token of the batch, each token weighing the same (under
+    seq-mean-token-mean the caller has scaled each episode's advantages: `episode_weights`)."""
     algorithm = config.part(AlgorithmConfig)
     order = sorted((i for i, t in enumerate(trajectories) if sum(t.response_mask)),
                    key=lambda i: len(trajectories[i].prompt_ids) + len(trajectories[i].response_ids))
@@ -229,6 +231,8 @@ def train(config: RLConfig) -> Path:
             per_token = [token_advantages(float(a), [(turn["start"], turn["end"]) for turn in t.turns],
                                           steps[i] if steps else None, len(t.response_ids), config.step_weight)
                          for i, (a, t) in enumerate(zip(advantage, trajectories))]
+            weights = episode_weights([sum(t.response_mask) for t in trajectories], config.loss_agg_mode)
+            per_token = [[w * a for a in row] for w, row in zip(weights, per_token)]
             metrics = update(model, reference, optimizer, trajectories, per_token, config, average, pad)
             if config.smooth and metrics.get("action_tokens"):
                 average = running_average(average, metrics["action_entropy"], config.ema)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import magic_envs  # noqa: F401
-from magic_rl.algorithms import (AlgorithmConfig, policy_loss, running_average, step_advantages,
+from magic_rl.algorithms import (AlgorithmConfig, episode_weights, policy_loss, running_average, step_advantages,
                                  token_advantages)
 from magic_rl.rewards import RewardConfig, group_advantages, objectives, scalar
 from magic_rl.runner import run_episode
@@ -144,6 +144,31 @@ def test_grpo_loss_is_verls_vanilla_ppo_loss():
     ours, metrics = policy_loss(AlgorithmConfig("grpo", clip_high=0.28), logp, old, adv, model, think,
                                 torch.zeros_like(logp))
     assert torch.allclose(ours, theirs) and metrics["pg_loss"] == pytest.approx(theirs.item())
+
+
+def test_seq_mean_weights_make_every_episode_weigh_the_same_as_verls_seq_mean_token_mean():
+    logp, old, adv, model, think = batch()
+    lengths = [int(n) for n in model.sum(1)]
+    assert len(set(lengths)) > 1  # episodes of different lengths, or the two modes agree
+    weights = torch.tensor(episode_weights(lengths, "seq-mean-token-mean"))[:, None]
+    config = AlgorithmConfig("grpo")
+    ours, _ = policy_loss(config, logp, old, adv * weights, model, think, torch.zeros_like(logp))
+    rows = [policy_loss(config, logp[i:i + 1], old[i:i + 1], adv[i:i + 1], model[i:i + 1], think[i:i + 1],
+                        torch.zeros_like(logp[i:i + 1]))[0] for i in range(len(lengths))]
+    assert ours.item() == pytest.approx(torch.stack(rows).mean().item(), rel=1e-5)
+    plain, _ = policy_loss(config, logp, old, adv, model, think, torch.zeros_like(logp))
+    assert ours.item() != pytest.approx(plain.item(), rel=1e-3)
+    assert episode_weights(lengths, "token-mean") == [1.0] * len(lengths)
+    assert episode_weights([4, 0, 2], "seq-mean-token-mean") == [0.75, 0.0, 1.5]  # an empty episode counts for none
+    core_algos = pytest.importorskip("verl.trainer.ppo.core_algos")
+    from omegaconf import OmegaConf
+
+    verl_config = OmegaConf.create({"clip_ratio": 0.2, "clip_ratio_low": 0.2, "clip_ratio_high": 0.2,
+                                    "clip_ratio_c": 3.0, "global_batch_info": {}})
+    theirs, _ = core_algos.compute_policy_loss_vanilla(old, logp, adv, model, "seq-mean-token-mean", verl_config)
+    assert ours.item() == pytest.approx(theirs.item(), rel=1e-5)
+    with pytest.raises(ValueError, match="unknown loss_agg_mode"):
+        AlgorithmConfig("grpo", loss_agg_mode="seq-mean")
 
 
 def test_loss_never_trains_observation_tokens_and_clips():
