@@ -56,39 +56,42 @@ $python -m magic_rl.tasks --env magic/Calendar-v0 --kwargs "$calendar" --count 5
     --out runs/calendar-one-two-static.jsonl
 
 # The same budget for both algorithms: 12 steps of 4 tasks x 8 episodes per family (768 episodes), two optimiser
-# steps per batch at lr 2e-4 reached over a 3-step warmup (at 1e-4 the policy did not move measurably in 12 steps; at
-# 3e-4 with no warmup the first batch moved it far and both algorithms made it worse), sampled at temperature 0.7
-# (at 1.0 this policy's ToolPlan samples are mostly broken calls to invented functions, so RL learnt from noise), turn
-# and episode caps as the eval suite's. chi-PO adds its think-entropy, action-band and bottleneck terms, with a band of
-# 0.2 nats: the default 0.05 penalised a policy whose action entropy is still falling as RL sharpens it. One run at a
-# time, two episodes per forward pass: the logits over SmolLM2's 49,152-token vocabulary of four long ToolPlan
-# episodes took an update past 24 GB.
+# steps per batch at lr 5e-5 reached over a 3-step warmup (at 2e-4 both algorithms damaged the policy's writing; at 1e-4
+# with token-mean it did not move measurably in 12 steps), the clipped loss averaged per episode and then over
+# episodes (`seq-mean-token-mean`: under token-mean a failed episode, longer than a success, outweighs it on the
+# template tokens both share), sampled at temperature 0.7 (at 1.0 this policy's ToolPlan samples are mostly broken
+# calls to invented functions, so RL learnt from noise), turn and episode caps as the eval suite's. chi-PO adds its
+# think-entropy, action-band and bottleneck terms, with a band of 0.2 nats: the default 0.05 penalised a policy whose
+# action entropy is still falling as RL sharpens it. One run at a time, two episodes per forward pass: the logits over
+# SmolLM2's 49,152-token vocabulary of four long ToolPlan episodes took an update past 24 GB. Each run is scored
+# greedy as soon as it ends.
 temperature=0.7
 toolplan='{"magic/ToolPlan-v0": {"category": "general", "distractors": 0, "optional_rate": 0.0, "calls": 1}}'
 for algorithm in chi_po grpo; do
-    [ -d "runs/rl-${algorithm//_/-}/final" ] || $magic rl --model $sft/final \
+    run=rl-${algorithm//_/-}
+    [ -d "runs/$run/final" ] || $magic rl --model $sft/final \
         --tasks runs/calendar-one-two-static.jsonl --envs magic/ToolPlan-v0 --env-kwargs "$toolplan" \
         --algorithm "$algorithm" --band 0.2 --steps 12 --groups-per-family 4 --group-size 8 --turn-tokens 384 \
-        --response-tokens 1536 --temperature $temperature --lr 2e-4 --warmup-steps 3 --updates 2 \
-        --micro-batch-size 2 --progress-weight 0.5 --save-every 2 --out "runs/rl-${algorithm//_/-}"
-done
-
-# Both runs greedy, then (SAMPLED_EVALS=0 skips them, 25 min) all three sampled at the temperature RL trains at.
-for run in rl-chi-po rl-grpo; do
+        --response-tokens 1536 --temperature $temperature --lr 5e-5 --warmup-steps 3 --updates 2 \
+        --loss-agg-mode seq-mean-token-mean --micro-batch-size 2 --progress-weight 0.5 --save-every 2 --out "runs/$run"
     $magic eval --suite rl_cpu --policy "hf:runs/$run/final" --concurrency 16 --out "runs/eval-rl-cpu-$run" \
         --no-progress
+    $python -m benchmarks.compare runs/eval-rl-cpu-${sft#runs/} runs/eval-rl-cpu-$run --names sft,$run
 done
-evals=eval-rl-cpu
+$python -m benchmarks.compare runs/eval-rl-cpu-rl-grpo runs/eval-rl-cpu-rl-chi-po --names grpo,chi-po
+
+# All three sampled at the temperature RL trains at (SAMPLED_EVALS=0 skips them, 25 min): RL optimises the sampled
+# policy, and greedy decisions of this small policy churn even when its distribution barely moves.
 if [ "${SAMPLED_EVALS:-1}" = 1 ]; then
-    evals="eval-rl-cpu eval-rl-cpu-sampled"
     for run in ${sft#runs/} rl-chi-po rl-grpo; do
         $magic eval --suite rl_cpu --policy "hf:runs/$run/final" --policy-arg temperature=$temperature \
             --concurrency 16 --out "runs/eval-rl-cpu-sampled-$run" --no-progress
     done
+    for run in rl-chi-po rl-grpo; do
+        $python -m benchmarks.compare runs/eval-rl-cpu-sampled-${sft#runs/} runs/eval-rl-cpu-sampled-$run \
+            --names sft,$run
+    done
+    $python -m benchmarks.compare runs/eval-rl-cpu-sampled-rl-grpo runs/eval-rl-cpu-sampled-rl-chi-po \
+        --names grpo,chi-po
 fi
-for eval in $evals; do
-    $python -m benchmarks.compare runs/$eval-${sft#runs/} runs/$eval-rl-chi-po --names sft,chi-po
-    $python -m benchmarks.compare runs/$eval-${sft#runs/} runs/$eval-rl-grpo --names sft,grpo
-    $python -m benchmarks.compare runs/$eval-rl-grpo runs/$eval-rl-chi-po --names grpo,chi-po
-done
 $python -m magic_rl.plots runs/rl-chi-po runs/rl-grpo --out benchmarks/figures/rl_cpu_curves.png
