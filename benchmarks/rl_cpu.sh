@@ -76,9 +76,7 @@ for algorithm in chi_po grpo; do
         --loss-agg-mode seq-mean-token-mean --micro-batch-size 2 --progress-weight 0.5 --save-every 2 --out "runs/$run"
     $magic eval --suite rl_cpu --policy "hf:runs/$run/final" --concurrency 16 --out "runs/eval-rl-cpu-$run" \
         --no-progress
-    $python -m benchmarks.compare runs/eval-rl-cpu-${sft#runs/} runs/eval-rl-cpu-$run --names sft,$run
 done
-$python -m benchmarks.compare runs/eval-rl-cpu-rl-grpo runs/eval-rl-cpu-rl-chi-po --names grpo,chi-po
 
 # All three sampled at the temperature RL trains at (SAMPLED_EVALS=0 skips them, 25 min): RL optimises the sampled
 # policy, and greedy decisions of this small policy churn even when its distribution barely moves.
@@ -87,11 +85,11 @@ if [ "${SAMPLED_EVALS:-1}" = 1 ]; then
         $magic eval --suite rl_cpu --policy "hf:runs/$run/final" --policy-arg temperature=$temperature \
             --concurrency 16 --out "runs/eval-rl-cpu-sampled-$run" --no-progress
     done
-    for run in rl-chi-po rl-grpo; do
-        $python -m benchmarks.compare runs/eval-rl-cpu-sampled-${sft#runs/} runs/eval-rl-cpu-sampled-$run \
-            --names sft,$run
-    done
-    $python -m benchmarks.compare runs/eval-rl-cpu-sampled-rl-grpo runs/eval-rl-cpu-sampled-rl-chi-po \
-        --names grpo,chi-po
+    evals="eval-rl-cpu eval-rl-cpu-sampled"
 fi
+for eval in ${evals:-eval-rl-cpu}; do
+    $python -m benchmarks.compare runs/$eval-${sft#runs/} runs/$eval-rl-chi-po --names sft,chi-po
+    $python -m benchmarks.compare runs/$eval-${sft#runs/} runs/$eval-rl-grpo --names sft,grpo
+    $python -m benchmarks.compare runs/$eval-rl-grpo runs/$eval-rl-chi-po --names grpo,chi-po
+done
 $python -m magic_rl.plots runs/rl-chi-po runs/rl-grpo --out benchmarks/figures/rl_cpu_curves.png
