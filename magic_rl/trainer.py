@@ -63,6 +63,10 @@ class RLConfig(RewardConfig, AlgorithmConfig):
     """steps over which the lr rises linearly to `lr`: Adam's first steps move every weight by about the lr, so a
     batch scored by a policy that RL has not yet moved can move it far"""
     weight_decay: float = 0.0
+    freeze_embeddings: bool = False
+    """leave the token embedding and the output layer (one tied matrix in SmolLM2 and the tiny models) as they are:
+    Adam moves every weight it trains by about the lr a step, so on a small batch whose signal is weak the rows of
+    the tokens a policy copies (digits, ids) drift at random"""
     updates: int = 1
     """optimiser steps per batch (PPO epochs; 1 is on-policy and needs no second forward pass)"""
     micro_batch_size: int = 4
@@ -121,6 +125,16 @@ def response_stats(model, rows: list[tuple[list[int], list[int]]], pad: int, tem
     logits = model.get_output_embeddings()(hidden[torch.arange(len(rows))[:, None], positions]).float() / temperature
     logsm = torch.log_softmax(logits, -1)
     return logsm.gather(-1, targets[..., None])[..., 0], -(logsm.exp() * logsm).sum(-1)
+
+
+def make_optimizer(model, config: RLConfig) -> torch.optim.Optimizer:
+    """AdamW over the weights RL trains: all of them, or all but the embeddings (`freeze_embeddings`)."""
+    if config.freeze_embeddings:
+        for layer in (model.get_input_embeddings(), model.get_output_embeddings()):
+            if layer is not None:
+                layer.weight.requires_grad_(False)
+    trained = [p for p in model.parameters() if p.requires_grad]
+    return torch.optim.AdamW(trained, lr=config.lr, weight_decay=config.weight_decay)
 
 
 def padded(rows: list[list], width: int) -> torch.Tensor:
@@ -195,7 +209,7 @@ def train(config: RLConfig) -> Path:
     reference = None
     if config.part(AlgorithmConfig).needs_reference:
         reference = load_model(config.model, "float32")[0].eval().requires_grad_(False)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    optimizer = make_optimizer(model, config)
     # --steps may change on a rerun: the lr follows the step index alone (no decay), as the tasks do, so more steps
     # extend the curve
     step, saved = resume(out, config, ignore=("threads", "steps"), model=model, optimizer=optimizer)

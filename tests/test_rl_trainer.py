@@ -12,7 +12,7 @@ import torch
 import magic_envs  # noqa: F401
 from magic_rl.engine import LocalEngine
 from magic_rl.tasks import Task, TaskSchedule, load_static
-from magic_rl.trainer import RLConfig, response_stats, update
+from magic_rl.trainer import RLConfig, make_optimizer, response_stats, update
 from killing import kill_after
 from servers import TINY_MODEL
 
@@ -173,6 +173,27 @@ def test_an_update_raises_the_rewarded_response_and_lowers_the_other(tiny):
                [[1.0] * 4, [-1.0] * 4], config, None, pad=0)
         after = response_stats(model, [(e.prompt_ids, e.response_ids) for e in episodes], pad=0)[0].sum(1)
         assert after[0] > before[0] and after[1] < before[1], (algorithm, before, after)
+
+
+def test_frozen_embeddings_stay_as_they_are_while_the_layers_learn(tiny):
+    import copy
+    from types import SimpleNamespace
+
+    episodes = [SimpleNamespace(prompt_ids=[5, 6, 7, 8], response_ids=response, response_mask=[1] * 4,
+                                think_mask=[0] * 4) for response in ([9, 10, 11, 12], [13, 14, 15, 16])]
+    model = copy.deepcopy(tiny[0])
+    config = RLConfig(out="-", algorithm="grpo", lr=1e-3, freeze_embeddings=True)
+    frozen = {name: p.detach().clone() for name, p in model.named_parameters() if "embed" in name or "lm_head" in name}
+    layers = {name: p.detach().clone() for name, p in model.named_parameters() if name not in frozen}
+    optimizer = make_optimizer(model, config)
+    assert len(optimizer.param_groups[0]["params"]) == len(layers)
+    before = response_stats(model, [(e.prompt_ids, e.response_ids) for e in episodes], pad=0)[0].sum(1)
+    update(model, None, optimizer, episodes, [[1.0] * 4, [-1.0] * 4], config, None, pad=0)
+    after = response_stats(model, [(e.prompt_ids, e.response_ids) for e in episodes], pad=0)[0].sum(1)
+    assert after[0] > before[0] and after[1] < before[1]
+    weights = dict(model.named_parameters())
+    assert frozen and all(torch.equal(weights[name], value) for name, value in frozen.items())
+    assert any(not torch.equal(weights[name], value) for name, value in layers.items())
 
 
 def rl_args(out, steps=5):
