@@ -8,10 +8,10 @@ tasks.py), plays `group-size` episodes of each with the policy (runner.py throug
 per round), scores every episode on the named objectives (rewards.py), turns them into per-token advantages and
 takes one optimiser step on the policy loss (algorithms.py) over every model token of the batch; observation tokens
 are never trained on. The reference policy, when the algorithm needs one, is the starting model, frozen.
-`OUT/log.jsonl` gets one line per step (rewards per objective and family, success, loss terms, think and action
-entropy, lengths, truncations, lr, times), `OUT/curves.png` their plots; checkpoints every `save-every` steps, and a
-rerun with the same `--out` resumes to the same curve (with more `--steps` it extends a finished run);
-`OUT/final/` plays under `magic eval --policy hf:`.
+`OUT/log.jsonl` gets one line per step (rewards per objective and family, success, the groups whose scores differ, loss
+terms, think and action entropy, lengths, truncations, lr, times), `OUT/curves.png` their plots; checkpoints every
+`save-every` steps, and a rerun with the same `--out` resumes to the same curve (with more `--steps` it extends a
+finished run); `OUT/final/` plays under `magic eval --policy hf:`.
 """
 
 from __future__ import annotations
@@ -177,7 +177,8 @@ def update(model, reference, optimizer, trajectories, advantages, config: RLConf
 
 
 def step_row(step, tasks, trajectories, values, config: RLConfig) -> dict:
-    """What one step logs about its episodes: rewards per objective and family, success, lengths, truncations."""
+    """What one step logs about its episodes: rewards per objective and family, success, the share of groups whose
+    scores differ, lengths, truncations."""
     reward = config.part(RewardConfig)
     families = [t.family for t in tasks for _ in range(config.group_size)]
     row = {"step": step, "episodes": len(trajectories), "reward": float(np.mean([scalar(v, reward) for v in values]))}
@@ -186,6 +187,9 @@ def step_row(step, tasks, trajectories, values, config: RLConfig) -> dict:
         mine = [i for i, f in enumerate(families) if f == family]
         row[f"success/{family}"] = float(np.mean([trajectories[i].success for i in mine]))
         row[f"score/{family}"] = float(np.mean([trajectories[i].score for i in mine]))
+        # the groups whose task scores differ: the others give the task objective no advantage to learn from
+        groups = [mine[k:k + config.group_size] for k in range(0, len(mine), config.group_size)]
+        row[f"mixed_groups/{family}"] = float(np.mean([len({trajectories[i].score for i in g}) > 1 for g in groups]))
     row["response_tokens"] = float(np.mean([sum(t.response_mask) for t in trajectories]))
     row["think_tokens"] = float(np.mean([sum(t.think_mask) for t in trajectories]))
     row["action_tokens"] = row["response_tokens"] - row["think_tokens"]

@@ -12,7 +12,7 @@ import torch
 import magic_envs  # noqa: F401
 from magic_rl.engine import LocalEngine
 from magic_rl.tasks import Task, TaskSchedule, load_static
-from magic_rl.trainer import RLConfig, make_optimizer, response_stats, update
+from magic_rl.trainer import RLConfig, make_optimizer, response_stats, step_row, update
 from killing import kill_after
 from servers import TINY_MODEL
 
@@ -194,6 +194,21 @@ def test_frozen_embeddings_stay_as_they_are_while_the_layers_learn(tiny):
     weights = dict(model.named_parameters())
     assert frozen and all(torch.equal(weights[name], value) for name, value in frozen.items())
     assert any(not torch.equal(weights[name], value) for name, value in layers.items())
+
+
+def test_a_step_logs_which_groups_carry_a_signal():
+    # per family, the share of task groups whose episodes scored differently: only they give the task objective an
+    # advantage, so a step whose groups all succeed or all fail teaches nothing about the task
+    from types import SimpleNamespace
+
+    tasks = [Task("magic/Calendar-v0", seed=1), Task("magic/Calendar-v0", seed=2), Task("magic/ToolPlan-v0", seed=3)]
+    scores = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5]  # groups of three: mixed, all 0, all 0.5
+    trajectories = [SimpleNamespace(score=s, success=s == 1.0, response_mask=[1], think_mask=[0], turns=[],
+                                    truncated=None) for s in scores]
+    values = [{"task": s, "format": 1.0, "efficiency": 0.0, "progress": 0.0} for s in scores]
+    row = step_row(1, tasks, trajectories, values, RLConfig(out="-", group_size=3))
+    assert row["mixed_groups/scheduling"] == 0.5 and row["mixed_groups/tool_planning"] == 0.0
+    assert row["success/scheduling"] == pytest.approx(1 / 6)
 
 
 def rl_args(out, steps=5):
