@@ -14,7 +14,8 @@ sft=sft-tiny-cpu-rl-toolplan
 # The first 8 rows of rl_cpu.sh's static Calendar dataset: one group of 8 episodes each, every step (rl-fixed8); and
 # the same budget on 8 new rows a step, 64 distinct tasks (rl-broad64).
 calendar='{"people": [1, 2], "days": 1, "duration": 30, "preferences": 0.0}'
-$python -m magic_rl.tasks --env magic/Calendar-v0 --kwargs "$calendar" --count 8 --first-seed 500000 --out runs/calendar-8.jsonl
+$python -m magic_rl.tasks --env magic/Calendar-v0 --kwargs "$calendar" --count 8 --first-seed 500000 \
+    --out runs/calendar-8.jsonl
 for run in rl-fixed8-chi-po:runs/calendar-8.jsonl rl-broad64-chi-po:runs/calendar-one-two-static.jsonl; do
     tasks=${run#*:} run=${run%%:*}
     [ -d "runs/$run/final" ] || $magic rl --model runs/$sft/final --envs "" --tasks "$tasks" --algorithm chi_po \
@@ -26,6 +27,7 @@ for policy in $sft rl-fixed8-chi-po rl-broad64-chi-po; do
     $magic eval --suite benchmarks/suites/rl_cpu_calendar.toml --policy "hf:runs/$policy/final" \
         --concurrency 16 --out "runs/eval-rl-cpu-calendar-$policy" --no-progress
 done
-$python -m benchmarks.compare runs/eval-rl-cpu-calendar-$sft runs/eval-rl-cpu-calendar-rl-fixed8-chi-po --names sft,fixed8
+$python -m benchmarks.compare runs/eval-rl-cpu-calendar-$sft runs/eval-rl-cpu-calendar-rl-fixed8-chi-po \
+    --names sft,fixed8
 $python -m benchmarks.compare runs/eval-rl-cpu-calendar-$sft runs/eval-rl-cpu-calendar-rl-broad64-chi-po \
     --names sft,broad64
