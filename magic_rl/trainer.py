@@ -269,7 +269,7 @@ def train(config: RLConfig) -> Path:
             if step % config.save_every == 0 or step == config.steps:
                 save(out, config, step, model=model, optimizer=optimizer, action_entropy_avg=average)
     plot_run(out)
-    return save_final(out, model, tokenizer)
+    return save_final(out, model, tokenizer, step)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,7 +50,14 @@ def save(out: Path, config, step: int, **states) -> None:
     staging.mkdir(parents=True)
     state = {name: s.state_dict() if hasattr(s, "state_dict") else s for name, s in states.items()}
     torch.save({**state, "step": step, "config": dataclasses.asdict(config)}, staging / "state.pt")
-    old = out / "checkpoint.old"
+    swap_in(staging, target)
+
+
+def swap_in(staging: Path, target: Path) -> None:
+    """Put the folder `staging` in place of `target`: a kill at any moment leaves one of them whole (or, between
+    the two renames, `target.old`, which the next swap clears)."""
+    old = target.with_name(target.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
     if target.exists():
         os.replace(target, old)
     os.replace(staging, target)
@@ -84,13 +91,19 @@ def resume(out: Path, config, ignore: tuple[str, ...] = ("threads",), **states) 
     return step, saved
 
 
-def save_final(out: Path, model, tokenizer) -> Path:
-    """`out/final/`: a checkpoint transformers (and `magic eval --policy hf:`) loads; written once, atomically."""
+def save_final(out: Path, model, tokenizer, step: int | None = None) -> Path:
+    """`out/final/`: a checkpoint transformers (and `magic eval --policy hf:`) loads, written atomically. Once; or,
+    given the run's `step`, again whenever the run has moved past the step it holds (an RL run extended by more
+    `--steps`), so `final/` is never an older policy than the run's last checkpoint."""
     final = out / "final"
-    if not (final / "config.json").is_file():
-        staging = out / "final.tmp"
-        shutil.rmtree(staging, ignore_errors=True)
-        model.save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        os.replace(staging, final)
+    held = final / "step.txt"
+    if (final / "config.json").is_file() and (step is None or (held.is_file() and held.read_text() == str(step))):
+        return final
+    staging = out / "final.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    if step is not None:
+        (staging / "step.txt").write_text(str(step))
+    swap_in(staging, final)  # a kill that leaves no final/: the rerun writes it from the checkpoint
     return final

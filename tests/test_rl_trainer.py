@@ -8,6 +8,7 @@ import sys
 import gymnasium
 import pytest
 import torch
+from transformers import AutoModelForCausalLM
 
 import magic_envs  # noqa: F401
 from magic_rl.engine import LocalEngine
@@ -252,6 +253,11 @@ def test_a_killed_run_resumes_to_the_same_curve(tmp_path):
     assert longer.returncode == 0, longer.stderr[-2000:]
     extended = curve(tmp_path / "killed")
     assert len(extended) == 6 and extended[:5] == expected
+    # final/ now holds step 6, the checkpoint the run ended on, not step 5's policy
+    checkpoint = torch.load(tmp_path / "killed" / "checkpoint" / "state.pt", weights_only=False)["model"]
+    final = AutoModelForCausalLM.from_pretrained(tmp_path / "killed" / "final").state_dict()
+    assert all(torch.equal(final[name], value) for name, value in checkpoint.items() if name in final)
+    assert (tmp_path / "killed" / "final" / "step.txt").read_text() == "6"
     args = rl_args(tmp_path / "killed", steps=6)
     args[args.index("--lr") + 1] = "1e-3"
     changed = magic(*args)
