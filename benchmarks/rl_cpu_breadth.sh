@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Breadth at a lower rate (benchmarks/README.md, "Sixteen new tasks a step"): chi-PO and GRPO from rl_cpu.sh's SFT
+# checkpoint (run that first, at least to its SFT) on 16 new Calendar tasks x 8 episodes a step (160 distinct tasks in
+# 10 steps) at lr 2e-5, task and format objectives only, each scored on the 200 held-out Calendar test tasks of
+# rl_cpu.toml after step 5 and step 10. About 65 min on a 2-core machine: 10 steps of 128 episodes (2.2-3.5 min each)
+# a run, four evaluations of 200 episodes (under 3 min each); every stage resumes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+magic=.venv/bin/magic
+python=.venv/bin/python
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-65536}
+sft=sft-tiny-cpu-rl-toolplan
+
+# Progress weight 0: Calendar's progress metric (the constraint score) is 0.9 on most failures, and normalised
+# within a group its small differences weigh as much as success does. Each run is extended from step 5 to step 10
+# (`final/` follows the run), and scored at both.
+[ -d "runs/eval-rl-cpu-calendar-$sft" ] || $magic eval --suite benchmarks/suites/rl_cpu_calendar.toml \
+    --policy "hf:runs/$sft/final" --concurrency 16 --out "runs/eval-rl-cpu-calendar-$sft" --no-progress
+for algorithm in chi_po grpo; do
+    run=rl-broad16x-${algorithm//_/-}
+    for steps in 5 10; do
+        $magic rl --model runs/$sft/final --envs "" --tasks runs/calendar-one-two-static.jsonl \
+            --algorithm $algorithm --band 0.2 --steps $steps --groups-per-family 16 --group-size 8 \
+            --turn-tokens 384 --response-tokens 1536 --temperature 0.7 --lr 2e-5 --warmup-steps 2 --updates 2 \
+            --loss-agg-mode seq-mean-token-mean --micro-batch-size 2 --progress-weight 0 --save-every 1 \
+            --out "runs/$run"
+        [ "$(cat "runs/$run/final/step.txt")" = "$steps" ] || continue  # a run already past this point
+        $magic eval --suite benchmarks/suites/rl_cpu_calendar.toml --policy "hf:runs/$run/final" \
+            --concurrency 16 --out "runs/eval-rl-cpu-calendar-$run-s$steps" --no-progress
+    done
+done
+for eval in rl-broad16x-chi-po-s5 rl-broad16x-chi-po-s10 rl-broad16x-grpo-s5 rl-broad16x-grpo-s10; do
+    if [ -f "runs/eval-rl-cpu-calendar-$eval/summary.json" ]; then
+        $python -m benchmarks.compare "runs/eval-rl-cpu-calendar-$sft" "runs/eval-rl-cpu-calendar-$eval" \
+            --names "sft,${eval#rl-broad16x-}"
+    fi
+done
+$python -m benchmarks.compare runs/eval-rl-cpu-calendar-rl-broad16x-grpo-s10 \
+    runs/eval-rl-cpu-calendar-rl-broad16x-chi-po-s10 --names grpo,chi-po
