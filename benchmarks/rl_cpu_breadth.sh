@@ -2,8 +2,9 @@
 # Breadth at a lower rate (benchmarks/README.md, "Sixteen new tasks a step"): chi-PO and GRPO from rl_cpu.sh's SFT
 # checkpoint (run that first, at least to its SFT) on 16 new Calendar tasks x 8 episodes a step (160 distinct tasks in
 # 10 steps) at lr 2e-5, task and format objectives only, each scored on the 200 held-out Calendar test tasks of
-# rl_cpu.toml after step 5 and step 10. About 65 min on a 2-core machine: 10 steps of 128 episodes (2.2-3.5 min each)
-# a run, four evaluations of 200 episodes (under 3 min each); every stage resumes.
+# rl_cpu.toml after step 5 and step 10; then the same for one-call ToolPlan (12 new tasks a step, 5 steps). About
+# 1 h 50 min on a 2-core machine: a Calendar step of 128 episodes takes 2.2-3.5 min, a ToolPlan step of 96 episodes
+# 3-6 min, an evaluation of 200 episodes under 3 min; every stage resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 magic=.venv/bin/magic
@@ -29,6 +30,24 @@ for algorithm in chi_po grpo; do
             --concurrency 16 --out "runs/eval-rl-cpu-calendar-$run-s$steps" --no-progress
     done
 done
+# The multi-turn family alike: 12 new one-call ToolPlan tasks x 8 episodes a step for 5 steps, progress weight 0.5
+# (function and argument accuracy, turns passed, a report that copies the result: most of ToolPlan's groups carry
+# no task signal), scored on the 200 held-out ToolPlan test tasks of rl_cpu.toml.
+toolplan='{"magic/ToolPlan-v0": {"category": "general", "distractors": 0, "optional_rate": 0.0, "calls": 1}}'
+[ -d "runs/eval-rl-cpu-toolplan-$sft" ] || $magic eval --suite benchmarks/suites/rl_cpu_toolplan.toml \
+    --policy "hf:runs/$sft/final" --concurrency 16 --out "runs/eval-rl-cpu-toolplan-$sft" --no-progress
+for algorithm in chi_po grpo; do
+    run=rl-toolplan12x-${algorithm//_/-}
+    $magic rl --model runs/$sft/final --envs magic/ToolPlan-v0 --env-kwargs "$toolplan" --algorithm $algorithm \
+        --band 0.2 --steps 5 --groups-per-family 12 --group-size 8 --turn-tokens 384 --response-tokens 1536 \
+        --temperature 0.7 --lr 2e-5 --warmup-steps 2 --updates 2 --loss-agg-mode seq-mean-token-mean \
+        --micro-batch-size 2 --progress-weight 0.5 --save-every 1 --out "runs/$run"
+    $magic eval --suite benchmarks/suites/rl_cpu_toolplan.toml --policy "hf:runs/$run/final" --concurrency 16 \
+        --out "runs/eval-rl-cpu-toolplan-$run" --no-progress
+    $python -m benchmarks.compare "runs/eval-rl-cpu-toolplan-$sft" "runs/eval-rl-cpu-toolplan-$run" \
+        --names "sft,${algorithm//_/-}"
+done
+
 for eval in rl-broad16x-chi-po-s5 rl-broad16x-chi-po-s10 rl-broad16x-grpo-s5 rl-broad16x-grpo-s10; do
     if [ -f "runs/eval-rl-cpu-calendar-$eval/summary.json" ]; then
         $python -m benchmarks.compare "runs/eval-rl-cpu-calendar-$sft" "runs/eval-rl-cpu-calendar-$eval" \
