@@ -3,8 +3,10 @@ it exceeds twice its standard error.
 
     python -m benchmarks.compare runs/eval-base runs/eval-sft [--names base,sft]
 
-Only episodes both runs played (same env, split, seed and trial) are compared. The difference's standard error is
-the paired one (the same tasks under both policies: the std of per-episode differences over sqrt(n)); the unpaired
+Only episodes both runs played (same env, split, seed and trial) are compared. A task played several times
+(`magic eval --trials`, a sampling policy) counts once, at its mean over those trials: its trials share the task, so
+they are not independent samples, and n is the number of tasks. The difference's standard error is the paired one
+(the same tasks under both policies: the std of per-task differences over sqrt(n)); the unpaired
 sqrt(se_a^2 + se_b^2) is printed beside it, and "> 2 se" holds only when the difference exceeds twice the larger.
 """
 
@@ -31,15 +33,23 @@ def mean_se(values: list[float]) -> tuple[float, float]:
     return mean, math.sqrt(variance / n)
 
 
+def per_task(runs: dict, keys: list[tuple], metric: str) -> list[float]:
+    """The metric of each task in `keys`' order of first appearance, averaged over its trials among `keys`."""
+    trials: dict[tuple, list[float]] = {}
+    for k in keys:
+        trials.setdefault(k[:3] + k[4:], []).append(float(runs[k][metric]))
+    return [sum(v) / len(v) for v in trials.values()]
+
+
 def compare(a: dict, b: dict, metric: str) -> list[dict]:
     shared = sorted(set(a) & set(b), key=str)
     out = []
     for env in sorted({k[0] for k in shared}):
         keys = [k for k in shared if k[0] == env]
-        xa, xb = [float(a[k][metric]) for k in keys], [float(b[k][metric]) for k in keys]
+        xa, xb = per_task(a, keys, metric), per_task(b, keys, metric)
         (ma, sa), (mb, sb) = mean_se(xa), mean_se(xb)
         diff, paired = mean_se([y - x for x, y in zip(xa, xb)])
-        out.append({"env": env, "n": len(keys), "a": ma, "se_a": sa, "b": mb, "se_b": sb, "diff": diff,
+        out.append({"env": env, "n": len(xa), "a": ma, "se_a": sa, "b": mb, "se_b": sb, "diff": diff,
                     "se_paired": paired, "se_unpaired": math.hypot(sa, sb),
                     "beyond_2se": abs(diff) > 2 * max(paired, math.hypot(sa, sb))})
     return out

@@ -1,12 +1,14 @@
 """Paper-style tables from episode records: the seed's Tables 2-5 laid out for any set of policies.
 
 Every cell is a mean with its standard error and episode count, over the episodes that fit the cell (env id,
-category or domain, split). A cell no episode fits reads "–". Metric values below 0 mean "not measured" (the
-LLM judge when no judge is configured) and are left out, so such a cell reads "n/a".
+category or domain, split); the standard error is over tasks, each task at its mean over its trials. A cell no
+episode fits reads "–". Metric values below 0 mean "not measured" (the LLM judge when no judge is configured) and
+are left out, so such a cell reads "n/a".
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -91,6 +93,15 @@ def mean_se(values: list[float]) -> tuple[float, float]:
     return mean, math.sqrt(var / n)
 
 
+def task_mean_se(rows: list[dict], values: list[float]) -> tuple[float, float]:
+    """Mean and standard error over tasks: the trials of one task (`--trials`) share it, so they are not independent
+    samples; each task counts once, at its mean over its trials. With one trial a task, the plain mean and se."""
+    per_task: dict[tuple, list[float]] = {}
+    for r, v in zip(rows, values):
+        per_task.setdefault((r["run"], json.dumps(r["key"]), r.get("task_id")), []).append(v)
+    return mean_se([sum(v) / len(v) for v in per_task.values()])
+
+
 def value_of(row: dict, value: str) -> float | None:
     if value == "success":
         return float(row["success"])
@@ -106,12 +117,13 @@ def cell(rows: list[dict], column: Column) -> dict | None:
     """{"mean", "se", "n"} over the episodes that fit the column; None when none does."""
     fit = [r for r in rows if r["env_id"] == column.env_id and (column.group is None or r["group"] == column.group)
            and (column.split is None or r["split"] == column.split)]
-    values = [v for v in (value_of(r, column.value) for r in fit) if v is not None]
+    scored = [(r, v) for r, v in ((r, value_of(r, column.value)) for r in fit) if v is not None]
     if not fit:
         return None
-    if not values:
+    if not scored:
         return {"mean": None, "se": None, "n": 0}
-    mean, se = mean_se(values)
+    values = [v for _, v in scored]
+    mean, se = task_mean_se([r for r, _ in scored], values)
     return {"mean": mean, "se": se, "n": len(values)}
 
 
@@ -137,7 +149,8 @@ def run_table(rows: list[dict], trials: int) -> list[dict]:
         for r in mine:
             per_task.setdefault(str(r["key"]), []).append(bool(r["success"]))
         entry = {"run": run, "policy": policy, "n": len(mine),
-                 "success": mean_se([float(r["success"]) for r in mine]), "score": mean_se([r["score"] for r in mine])}
+                 "success": task_mean_se(mine, [float(r["success"]) for r in mine]),
+                 "score": task_mean_se(mine, [float(r["score"]) for r in mine])}
         if trials > 1:
             entry["pass^k"] = [pass_hat_k(per_task, k) for k in range(1, trials + 1)]
         out.append(entry)

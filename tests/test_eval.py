@@ -205,3 +205,13 @@ def test_paper_tables_group_by_category_and_mark_unmeasured_cells():
     assert plan["Dependency LLM"] == {"mean": None, "se": None, "n": 0} and plan["General Step"] is None
     text = report.markdown(tables, report.run_table(rows, 1), 1)
     assert "| p | – | – | – | 50.0 ±28.9 (4) | 50.0 ±0.0 (4) | n/a | – |" in text
+
+
+def test_trials_of_a_task_count_once_in_the_standard_error():
+    # two tasks, three trials each: the se is over the 2 task means (1.0 and 1/3), not over 6 episodes
+    rows = [{"run": "r", "env_id": "magic/Calendar-v0", "split": "test", "policy": "p", "key": k, "trial": t,
+             "task_id": f"t{k}", "group": None, "success": k == 0 or t == 0, "score": 1.0, "steps": 1, "metrics": {}}
+            for k in range(2) for t in range(3)]
+    (entry,) = report.run_table(rows, 3)
+    assert entry["n"] == 6 and entry["success"] == (pytest.approx(2 / 3), pytest.approx(1 / 3))
+    assert report.task_mean_se(rows[:1] + rows[3:4], [1.0, 0.0]) == (0.5, 0.5)
