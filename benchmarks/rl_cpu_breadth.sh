@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Breadth at a lower rate (benchmarks/README.md, "Sixteen new tasks a step"): chi-PO and GRPO from rl_cpu.sh's SFT
-# checkpoint (run that first, at least to its SFT) on 16 new Calendar tasks x 8 episodes a step (320 distinct tasks in
-# 20 steps) at lr 2e-5, task and format objectives only, each scored greedy on the 200 held-out Calendar test tasks of
-# rl_cpu.toml after steps 5, 10, 15 and 20, and after step 20 also sampled at the training temperature (4 trials a
-# task, as the SFT checkpoint); then the same for one-call ToolPlan (12 new tasks a step, 5 steps). About 3 h 40 min on
-# a 2-core machine: a Calendar step of 128 episodes takes 2.2-3.5 min, a ToolPlan step of 96 episodes 3-6 min, a
-# greedy evaluation of 200 episodes under 3 min, a sampled one of 800 about 10 min; every stage resumes.
+# checkpoint (run that first, at least to its SFT) on 16 new Calendar tasks x 8 episodes a step (400 distinct tasks
+# in 25 steps) at lr 2e-5, task and format objectives only, each scored greedy on the 200 held-out Calendar test
+# tasks of rl_cpu.toml after steps 5, 10, 15, 20 and 25, and after steps 20 and 25 also sampled at the training
+# temperature (4 trials a task, as the SFT checkpoint); then the same for one-call ToolPlan (12 new tasks a step, 5
+# steps). About 4 h 10 min on a 2-core machine: a Calendar step of 128 episodes takes 2.2-3.5 min, a ToolPlan step
+# of 96 episodes 3-6 min, a greedy evaluation of 200 episodes under 3 min, a sampled one of 800 about 10 min; every
+# stage resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 magic=.venv/bin/magic
@@ -27,7 +28,7 @@ sampled() {  # name, checkpoint
 sampled $sft runs/$sft/final
 for algorithm in chi_po grpo; do
     run=rl-broad16x-${algorithm//_/-}
-    for steps in 5 10 15 20; do
+    for steps in 5 10 15 20 25; do
         $magic rl --model runs/$sft/final --envs "" --tasks runs/calendar-one-two-static.jsonl \
             --algorithm $algorithm --band 0.2 --steps $steps --groups-per-family 16 --group-size 8 \
             --turn-tokens 384 --response-tokens 1536 --temperature 0.7 --lr 2e-5 --warmup-steps 2 --updates 2 \
@@ -36,8 +37,8 @@ for algorithm in chi_po grpo; do
         [ "$(cat "runs/$run/final/step.txt")" = "$steps" ] || continue  # a run already past this point
         $magic eval --suite benchmarks/suites/rl_cpu_calendar.toml --policy "hf:runs/$run/final" \
             --concurrency 16 --out "runs/eval-rl-cpu-calendar-$run-s$steps" --no-progress
+        [ "$steps" -ge 20 ] && sampled "$run-s$steps" "runs/$run/final"
     done
-    [ "$(cat "runs/$run/final/step.txt")" = 20 ] && sampled "$run-s20" "runs/$run/final"
 done
 # The multi-turn family alike: 12 new one-call ToolPlan tasks x 8 episodes a step for 5 steps, progress weight 0.5
 # (function and argument accuracy, turns passed, a report that copies the result: most of ToolPlan's groups carry
@@ -65,18 +66,21 @@ for t in 0.4 0.7 1.0; do
         --out "runs/eval-toolplan-spread-t$t" --no-progress
 done
 for algorithm in chi-po grpo; do
-    for steps in 5 10 15 20; do
+    for steps in 5 10 15 20 25; do
         eval=rl-broad16x-$algorithm-s$steps
         if [ -f "runs/eval-rl-cpu-calendar-$eval/summary.json" ]; then
             $python -m benchmarks.compare "runs/eval-rl-cpu-calendar-$sft" "runs/eval-rl-cpu-calendar-$eval" \
                 --names "sft,$algorithm-s$steps"
         fi
     done
-    $python -m benchmarks.compare "runs/eval-rl-cpu-calendar-t07x4-$sft" \
-        "runs/eval-rl-cpu-calendar-t07x4-rl-broad16x-$algorithm-s20" --names "sft,$algorithm-s20-sampled"
+    for steps in 20 25; do
+        $python -m benchmarks.compare "runs/eval-rl-cpu-calendar-t07x4-$sft" \
+            "runs/eval-rl-cpu-calendar-t07x4-rl-broad16x-$algorithm-s$steps" --names "sft,$algorithm-s$steps-sampled"
+    done
 done
-$python -m magic_rl.plots runs/rl-broad16x-chi-po runs/rl-broad16x-grpo --out benchmarks/figures/rl_cpu_breadth_curves.png
+$python -m magic_rl.plots runs/rl-broad16x-chi-po runs/rl-broad16x-grpo \
+    --out benchmarks/figures/rl_cpu_breadth_curves.png
 for kind in "" t07x4-; do
-    $python -m benchmarks.compare "runs/eval-rl-cpu-calendar-${kind}rl-broad16x-grpo-s20" \
-        "runs/eval-rl-cpu-calendar-${kind}rl-broad16x-chi-po-s20" --names "grpo,chi-po"
+    $python -m benchmarks.compare "runs/eval-rl-cpu-calendar-${kind}rl-broad16x-grpo-s25" \
+        "runs/eval-rl-cpu-calendar-${kind}rl-broad16x-chi-po-s25" --names "grpo,chi-po"
 done
