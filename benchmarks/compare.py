@@ -17,6 +17,8 @@ import json
 import math
 from pathlib import Path
 
+from benchmarks.report import mean_se, task_means
+
 
 def episodes(folder: Path) -> dict[tuple, dict]:
     path = Path(folder) / "episodes.jsonl"
@@ -26,27 +28,13 @@ def episodes(folder: Path) -> dict[tuple, dict]:
     return {(r["env_id"], r["split"], json.dumps(r["key"]), r["trial"], r["task_id"]): r for r in rows}
 
 
-def mean_se(values: list[float]) -> tuple[float, float]:
-    n = len(values)
-    mean = sum(values) / n
-    variance = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
-    return mean, math.sqrt(variance / n)
-
-
-def per_task(runs: dict, keys: list[tuple], metric: str) -> list[float]:
-    """The metric of each task in `keys`' order of first appearance, averaged over its trials among `keys`."""
-    trials: dict[tuple, list[float]] = {}
-    for k in keys:
-        trials.setdefault(k[:3] + k[4:], []).append(float(runs[k][metric]))
-    return [sum(v) / len(v) for v in trials.values()]
-
-
 def compare(a: dict, b: dict, metric: str) -> list[dict]:
     shared = sorted(set(a) & set(b), key=str)
     out = []
     for env in sorted({k[0] for k in shared}):
         keys = [k for k in shared if k[0] == env]
-        xa, xb = per_task(a, keys, metric), per_task(b, keys, metric)
+        xa = task_means([a[k] for k in keys], [float(a[k][metric]) for k in keys])
+        xb = task_means([b[k] for k in keys], [float(b[k][metric]) for k in keys])
         (ma, sa), (mb, sb) = mean_se(xa), mean_se(xb)
         diff, paired = mean_se([y - x for x, y in zip(xa, xb)])
         out.append({"env": env, "n": len(xa), "a": ma, "se_a": sa, "b": mb, "se_b": sb, "diff": diff,

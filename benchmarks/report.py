@@ -93,13 +93,18 @@ def mean_se(values: list[float]) -> tuple[float, float]:
     return mean, math.sqrt(var / n)
 
 
-def task_mean_se(rows: list[dict], values: list[float]) -> tuple[float, float]:
-    """Mean and standard error over tasks: the trials of one task (`--trials`) share it, so they are not independent
-    samples; each task counts once, at its mean over its trials. With one trial a task, the plain mean and se."""
+def task_means(rows: list[dict], values: list[float]) -> list[float]:
+    """Each task's value (in order of first appearance) at its mean over its trials (`--trials`): the trials of one
+    task share it, so they are not independent samples. With one trial a task, the values themselves."""
     per_task: dict[tuple, list[float]] = {}
     for r, v in zip(rows, values):
         per_task.setdefault((r["run"], json.dumps(r["key"]), r.get("task_id")), []).append(v)
-    return mean_se([sum(v) / len(v) for v in per_task.values()])
+    return [sum(v) / len(v) for v in per_task.values()]
+
+
+def task_mean_se(rows: list[dict], values: list[float]) -> tuple[float, float]:
+    """Mean and standard error over tasks, each task counted once (`task_means`)."""
+    return mean_se(task_means(rows, values))
 
 
 def value_of(row: dict, value: str) -> float | None:
