@@ -9,6 +9,12 @@ A static dataset is a file of such rows (JSONL or parquet; `magic synth`'s corpu
 of pinned train-split tasks, so the dataset stays the same whatever later versions of a generator draw:
 
     python -m magic_rl.tasks --env magic/Calendar-v0 --count 512 --first-seed 500000 --out data/calendar.jsonl
+
+or of the train-split tasks on which a policy's samples disagree, screened from a `magic eval --split train --trials
+N` run of that policy (a group whose episodes all score alike has no advantage to learn from; where a policy solves
+few tasks, most groups are such):
+
+    python -m magic_rl.tasks --screen runs/eval-toolplan-train-t0.7 --on success --out data/toolplan-mixed.jsonl
 """
 
 from __future__ import annotations
@@ -84,6 +90,36 @@ def pinned_rows(env_id: str, kwargs: dict, seeds: range, split: str = "train") -
     return rows
 
 
+def disagreeing_seeds(eval_dir: str | Path, on: str = "success") -> tuple[str, dict, list[int], int]:
+    """The train-split seeds of a `magic eval --trials N` run whose trials differ in `on` (`success`, `score` or a
+    metric the env reports): `(env_id, kwargs, seeds, tasks screened)`."""
+    from benchmarks.report import value_of
+
+    path = Path(eval_dir) / "episodes.jsonl"
+    if not path.is_file():
+        raise ValueError(f"no episodes.jsonl in {eval_dir}: screen the folder a `magic eval --out` wrote")
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    runs = {(r["env_id"], json.dumps(r["kwargs"], sort_keys=True), r["split"], r["policy"]) for r in rows}
+    if len(runs) != 1:
+        raise ValueError(f"{path} holds {len(runs)} runs; screen one env and policy at a time")
+    env_id, kwargs, split, _ = runs.pop()
+    if split != "train":
+        raise ValueError(f"{path} is the {split} split: screen train-split tasks, never held-out ones")
+    values: dict[int, list] = {}
+    for r in rows:
+        if not isinstance(r["key"], int):
+            raise ValueError(f"{path}: task {r['key']!r} is not a seed; screen an eval run over seeds")
+        values.setdefault(r["key"], []).append(value_of(r, on))
+    if any(None in v for v in values.values()):
+        raise ValueError(f"{path}: {env_id} episodes do not all report {on!r}")
+    if max(len(v) for v in values.values()) < 2:
+        raise ValueError(f"{path} has one trial a task: run the eval with --trials 2 or more")
+    seeds = sorted(k for k, v in values.items() if len(set(v)) > 1)
+    if not seeds:
+        raise ValueError(f"the trials of all {len(values)} tasks in {path} agree in {on}")
+    return env_id, json.loads(kwargs), seeds, len(values)
+
+
 class TaskSchedule:
     """The task groups of each step: `groups_per_family` from every family, deterministic in (seed, step)."""
 
@@ -124,21 +160,31 @@ class TaskSchedule:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m magic_rl.tasks", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", required=True, help="the env id whose train-split tasks are pinned")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--env", help="the env id whose train-split tasks are pinned")
+    source.add_argument("--screen", type=Path, metavar="EVAL_DIR",
+                        help="pin the tasks of this `magic eval --split train --trials N` run whose trials disagree")
+    parser.add_argument("--on", default="success", help="with --screen: the value the trials differ in (success, "
+                        "score or one of the env's metrics)")
     parser.add_argument("--kwargs", default="{}", help="JSON: the env's make kwargs")
     parser.add_argument("--count", type=int, default=512, help="rows (one task per seed)")
     parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed, first-seed + 1, ...")
     parser.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
     args = parser.parse_args(argv)
     try:
-        rows = pinned_rows(args.env, json.loads(args.kwargs), range(args.first_seed, args.first_seed + args.count))
+        if args.screen:
+            env_id, kwargs, seeds, screened = disagreeing_seeds(args.screen, args.on)
+            print(f"{len(seeds)} of {screened} tasks of {args.screen} disagree in {args.on}")
+            rows = pinned_rows(env_id, kwargs, seeds)
+        else:
+            rows = pinned_rows(args.env, json.loads(args.kwargs), range(args.first_seed, args.first_seed + args.count))
     except (ValueError, TypeError) as error:
         raise SystemExit(f"python -m magic_rl.tasks: {error}") from error
     args.out.parent.mkdir(parents=True, exist_ok=True)
     staging = args.out.with_name(args.out.name + ".tmp")
     staging.write_text("".join(json.dumps(row) + "\n" for row in rows))
     os.replace(staging, args.out)
-    print(f"{len(rows)} pinned {args.env} tasks in {args.out}")
+    print(f"{len(rows)} pinned {rows[0]['env_id']} tasks in {args.out}")
     return 0
 
 

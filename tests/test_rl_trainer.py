@@ -81,6 +81,45 @@ def test_a_written_static_dataset_pins_its_tasks_and_corpora_load_as_static_data
     assert not (tmp_path / "x.jsonl").exists()
 
 
+def screen_eval(tmp_path, name, *args):
+    out = subprocess.run([sys.executable, "-m", "magic_envs.cli", "eval", "--env", "magic/Calendar-v0", "--policy",
+                          "random", "--episodes", "6", *args, "--out", str(tmp_path / name), "--no-progress"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return [json.loads(line) for line in (tmp_path / name / "episodes.jsonl").read_text().splitlines()]
+
+
+def test_a_screen_pins_the_train_tasks_whose_trials_disagree(tmp_path):
+    from magic_rl.tasks import main as write_static
+
+    rows = screen_eval(tmp_path, "train", "--split", "train", "--trials", "3")  # the random policy, seeded per trial
+
+    def disagreeing(value):
+        seen = {}
+        for r in rows:
+            seen.setdefault(r["key"], set()).add(value(r))
+        return sorted(k for k, v in seen.items() if len(v) > 1)
+    by_success, by_violations = disagreeing(lambda r: r["success"]), disagreeing(lambda r: r["metrics"]["violations"])
+    assert 0 < len(by_success) < len(by_violations) < 6  # so the screen below has something to keep and to drop
+    for on, expected in (("success", by_success), ("violations", by_violations)):
+        out = tmp_path / f"{on}.jsonl"
+        assert write_static(["--screen", str(tmp_path / "train"), "--on", on, "--out", str(out)]) == 0
+        tasks = load_static(out)
+        assert [t.seed for t in tasks] == expected
+        env = gymnasium.make("magic/Calendar-v0", split="train")
+        for task in tasks:
+            assert env.reset(options=task.reset_options)[0] == env.reset(seed=task.seed)[0]
+
+    screen_eval(tmp_path, "test", "--trials", "3")
+    screen_eval(tmp_path, "once", "--split", "train")
+    for folder, on, error in (("test", "success", "never held-out"), ("once", "success", "--trials 2"),
+                              ("train", "format_ok", "agree in format_ok"), ("train", "nope", "do not all report"),
+                              ("missing", "success", "no episodes.jsonl")):
+        with pytest.raises(SystemExit, match=error):
+            write_static(["--screen", str(tmp_path / folder), "--on", on, "--out", str(tmp_path / "x.jsonl")])
+    assert not (tmp_path / "x.jsonl").exists()
+
+
 def test_lockstep_batches_are_deterministic(tiny):
     model, tokenizer = tiny
     engine = LocalEngine(model, tokenizer, temperature=1.0)
