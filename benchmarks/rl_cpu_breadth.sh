@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Breadth at a lower rate (benchmarks/README.md, "Sixteen new tasks a step"): chi-PO and GRPO from rl_cpu.sh's SFT
-# checkpoint (run that first, at least to its SFT) on 16 new Calendar tasks x 8 episodes a step (400 distinct tasks
-# in 25 steps) at lr 2e-5, task and format objectives only, each scored greedy on the 200 held-out Calendar test
-# tasks of rl_cpu.toml after steps 5, 10, 15, 20 and 25, and after steps 20 and 25 also sampled at the training
-# temperature (4 trials a task, as the SFT checkpoint); then the same for one-call ToolPlan (12 new tasks a step, 5
-# steps). About 4 h 10 min on a 2-core machine: a Calendar step of 128 episodes takes 2.2-3.5 min, a ToolPlan step
-# of 96 episodes 3-6 min, a greedy evaluation of 200 episodes under 3 min, a sampled one of 800 about 10 min; every
-# stage resumes.
+# checkpoint (run that first, at least to its SFT) on 16 new Calendar tasks x 8 episodes a step (640 distinct tasks
+# in 40 steps) at lr 2e-5, task and format objectives only, each scored greedy on the 200 held-out Calendar test
+# tasks of rl_cpu.toml after every 5 steps, and from step 20 also sampled at the training temperature (4 trials a
+# task, as the SFT checkpoint); then the same for one-call ToolPlan (12 new tasks a step, 5 steps). About 6 h 30 min
+# on a 2-core machine: a Calendar step of 128 episodes takes 2.0-3.6 min, a ToolPlan step of 96 episodes 3-6 min, a
+# greedy evaluation of 200 episodes under 3 min, a sampled one of 800 about 8 min; every stage resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 magic=.venv/bin/magic
@@ -17,8 +16,8 @@ sft=sft-tiny-cpu-rl-toolplan
 # Progress weight 0: Calendar's progress metric (the constraint score) is 0.9 on most failures, and normalised
 # within a group its small differences weigh as much as success does. Each run is extended 5 steps at a time
 # (`final/` follows the run) and scored after each chunk. Greedy decisions churn (a small shift of the distribution
-# flips many argmax digits), so the last checkpoint is also scored on what RL trains: samples at temperature 0.7,
-# 4 a task (benchmarks.compare takes each task's mean over its trials).
+# flips many argmax digits), so from step 20 each checkpoint is also scored on what RL trains: samples at temperature
+# 0.7, 4 a task (benchmarks.compare takes each task's mean over its trials).
 sampled() {  # name, checkpoint
     $magic eval --suite benchmarks/suites/rl_cpu_calendar.toml --policy "hf:$2" --trials 4 \
         --policy-arg temperature=0.7 --concurrency 16 --out "runs/eval-rl-cpu-calendar-t07x4-$1" --no-progress
@@ -28,7 +27,7 @@ sampled() {  # name, checkpoint
 sampled $sft runs/$sft/final
 for algorithm in chi_po grpo; do
     run=rl-broad16x-${algorithm//_/-}
-    for steps in 5 10 15 20 25; do
+    for steps in 5 10 15 20 25 30 35 40; do
         $magic rl --model runs/$sft/final --envs "" --tasks runs/calendar-one-two-static.jsonl \
             --algorithm $algorithm --band 0.2 --steps $steps --groups-per-family 16 --group-size 8 \
             --turn-tokens 384 --response-tokens 1536 --temperature 0.7 --lr 2e-5 --warmup-steps 2 --updates 2 \
@@ -66,14 +65,14 @@ for t in 0.4 0.7 1.0; do
         --out "runs/eval-toolplan-spread-t$t" --no-progress
 done
 for algorithm in chi-po grpo; do
-    for steps in 5 10 15 20 25; do
+    for steps in 5 10 15 20 25 30 35 40; do
         eval=rl-broad16x-$algorithm-s$steps
         if [ -f "runs/eval-rl-cpu-calendar-$eval/summary.json" ]; then
             $python -m benchmarks.compare "runs/eval-rl-cpu-calendar-$sft" "runs/eval-rl-cpu-calendar-$eval" \
                 --names "sft,$algorithm-s$steps"
         fi
     done
-    for steps in 20 25; do
+    for steps in 20 25 30 35 40; do
         $python -m benchmarks.compare "runs/eval-rl-cpu-calendar-t07x4-$sft" \
             "runs/eval-rl-cpu-calendar-t07x4-rl-broad16x-$algorithm-s$steps" --names "sft,$algorithm-s$steps-sampled"
     done
@@ -81,6 +80,8 @@ done
 $python -m magic_rl.plots runs/rl-broad16x-chi-po runs/rl-broad16x-grpo \
     --out benchmarks/figures/rl_cpu_breadth_curves.png
 for kind in "" t07x4-; do
-    $python -m benchmarks.compare "runs/eval-rl-cpu-calendar-${kind}rl-broad16x-grpo-s25" \
-        "runs/eval-rl-cpu-calendar-${kind}rl-broad16x-chi-po-s25" --names "grpo,chi-po"
+    for steps in 35 40; do
+        $python -m benchmarks.compare "runs/eval-rl-cpu-calendar-${kind}rl-broad16x-grpo-s$steps" \
+            "runs/eval-rl-cpu-calendar-${kind}rl-broad16x-chi-po-s$steps" --names "grpo-s$steps,chi-po-s$steps"
+    done
 done
