@@ -15,6 +15,8 @@ N` run of that policy (a group whose episodes all score alike has no advantage t
 few tasks, most groups are such):
 
     python -m magic_rl.tasks --screen runs/eval-toolplan-train-t0.7 --on success --out data/toolplan-mixed.jsonl
+
+(several screens of the same env and policy, over other seeds, merge into one file).
 """
 
 from __future__ import annotations
@@ -90,18 +92,22 @@ def pinned_rows(env_id: str, kwargs: dict, seeds: range, split: str = "train") -
     return rows
 
 
-def disagreeing_seeds(eval_dir: str | Path, on: str = "success") -> tuple[str, dict, list[int], int]:
-    """The train-split seeds of a `magic eval --trials N` run whose trials differ in `on` (`success`, `score` or a
-    metric the env reports): `(env_id, kwargs, seeds, tasks screened)`."""
+def disagreeing_seeds(eval_dirs: list[str | Path], on: str = "success") -> tuple[str, dict, list[int], int]:
+    """The train-split seeds of one or more `magic eval --trials N` runs of one policy on one env whose trials differ
+    in `on` (`success`, `score` or a metric the env reports): `(env_id, kwargs, seeds, tasks screened)`. Runs that
+    share a seed pool its trials."""
     from benchmarks.report import value_of
 
-    path = Path(eval_dir) / "episodes.jsonl"
-    if not path.is_file():
-        raise ValueError(f"no episodes.jsonl in {eval_dir}: screen the folder a `magic eval --out` wrote")
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = []
+    for eval_dir in eval_dirs:
+        path = Path(eval_dir) / "episodes.jsonl"
+        if not path.is_file():
+            raise ValueError(f"no episodes.jsonl in {eval_dir}: screen the folder a `magic eval --out` wrote")
+        rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    path = ", ".join(str(Path(d) / "episodes.jsonl") for d in eval_dirs)
     runs = {(r["env_id"], json.dumps(r["kwargs"], sort_keys=True), r["split"], r["policy"]) for r in rows}
     if len(runs) != 1:
-        raise ValueError(f"{path} holds {len(runs)} runs; screen one env and policy at a time")
+        raise ValueError(f"{path} hold {len(runs)} runs; screen one env, kwargs and policy at a time")
     env_id, kwargs, split, _ = runs.pop()
     if split != "train":
         raise ValueError(f"{path} is the {split} split: screen train-split tasks, never held-out ones")
@@ -162,8 +168,9 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--env", help="the env id whose train-split tasks are pinned")
-    source.add_argument("--screen", type=Path, metavar="EVAL_DIR",
-                        help="pin the tasks of this `magic eval --split train --trials N` run whose trials disagree")
+    source.add_argument("--screen", type=Path, nargs="+", metavar="EVAL_DIR",
+                        help="pin the tasks of these `magic eval --split train --trials N` runs (one env and policy) "
+                        "whose trials disagree")
     parser.add_argument("--on", default="success", help="with --screen: the value the trials differ in (success, "
                         "score or one of the env's metrics)")
     parser.add_argument("--kwargs", default="{}", help="JSON: the env's make kwargs")
@@ -174,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.screen:
             env_id, kwargs, seeds, screened = disagreeing_seeds(args.screen, args.on)
-            print(f"{len(seeds)} of {screened} tasks of {args.screen} disagree in {args.on}")
+            print(f"{len(seeds)} of {screened} tasks of {' '.join(map(str, args.screen))} disagree in {args.on}")
             rows = pinned_rows(env_id, kwargs, seeds)
         else:
             rows = pinned_rows(args.env, json.loads(args.kwargs), range(args.first_seed, args.first_seed + args.count))

@@ -110,13 +110,29 @@ def test_a_screen_pins_the_train_tasks_whose_trials_disagree(tmp_path):
         for task in tasks:
             assert env.reset(options=task.reset_options)[0] == env.reset(seed=task.seed)[0]
 
+    # A second screen over later seeds merges into one file; one of another env's tasks does not.
+    more = screen_eval(tmp_path, "more", "--split", "train", "--trials", "3", "--seed", "6")
+    rows += more
+    out = tmp_path / "merged.jsonl"
+    assert write_static(["--screen", str(tmp_path / "train"), str(tmp_path / "more"), "--on", "violations",
+                         "--out", str(out)]) == 0
+    merged = [t.seed for t in load_static(out)]
+    assert merged == disagreeing(lambda r: r["metrics"]["violations"])
+    assert merged[:len(by_violations)] == by_violations and len(merged) > len(by_violations)  # the second one added
+    out = subprocess.run([sys.executable, "-m", "magic_envs.cli", "eval", "--env", "magic/Meeting-v0", "--policy",
+                          "random", "--episodes", "2", "--split", "train", "--trials", "2", "--out",
+                          str(tmp_path / "meeting"), "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+
     screen_eval(tmp_path, "test", "--trials", "3")
     screen_eval(tmp_path, "once", "--split", "train")
-    for folder, on, error in (("test", "success", "never held-out"), ("once", "success", "--trials 2"),
-                              ("train", "format_ok", "agree in format_ok"), ("train", "nope", "do not all report"),
-                              ("missing", "success", "no episodes.jsonl")):
+    for folders, on, error in ((["test"], "success", "never held-out"), (["once"], "success", "--trials 2"),
+                               (["train"], "format_ok", "agree in format_ok"), (["train"], "nope", "do not all report"),
+                               (["missing"], "success", "no episodes.jsonl"),
+                               (["train", "meeting"], "success", "2 runs")):
         with pytest.raises(SystemExit, match=error):
-            write_static(["--screen", str(tmp_path / folder), "--on", on, "--out", str(tmp_path / "x.jsonl")])
+            write_static(["--screen", *(str(tmp_path / f) for f in folders), "--on", on, "--out",
+                          str(tmp_path / "x.jsonl")])
     assert not (tmp_path / "x.jsonl").exists()
 
 
