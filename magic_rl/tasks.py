@@ -16,7 +16,8 @@ few tasks, most groups are such):
 
     python -m magic_rl.tasks --screen runs/eval-toolplan-train-t0.7 --on success --out data/toolplan-mixed.jsonl
 
-(several screens of the same env and policy, over other seeds, merge into one file).
+(several screens of the same env and policy, over other seeds, merge into one file; `--on argument_accuracy --on
+success` keeps the tasks that differ in either).
 """
 
 from __future__ import annotations
@@ -92,10 +93,10 @@ def pinned_rows(env_id: str, kwargs: dict, seeds: range, split: str = "train") -
     return rows
 
 
-def disagreeing_seeds(eval_dirs: list[str | Path], on: str = "success") -> tuple[str, dict, list[int], int]:
+def disagreeing_seeds(eval_dirs: list[str | Path], on: list[str]) -> tuple[str, dict, list[int], int]:
     """The train-split seeds of one or more `magic eval --trials N` runs of one policy on one env whose trials differ
-    in `on` (`success`, `score` or a metric the env reports): `(env_id, kwargs, seeds, tasks screened)`. Runs that
-    share a seed pool its trials."""
+    in any of `on` (`success`, `score` or metrics the env reports): `(env_id, kwargs, seeds, tasks screened)`. Runs
+    that share a seed pool its trials."""
     from benchmarks.report import value_of
 
     rows = []
@@ -111,18 +112,19 @@ def disagreeing_seeds(eval_dirs: list[str | Path], on: str = "success") -> tuple
     env_id, kwargs, split, _ = runs.pop()
     if split != "train":
         raise ValueError(f"{path} is the {split} split: screen train-split tasks, never held-out ones")
-    values: dict[int, list] = {}
+    values: dict[int, list[tuple]] = {}
     for r in rows:
         if not isinstance(r["key"], int):
             raise ValueError(f"{path}: task {r['key']!r} is not a seed; screen an eval run over seeds")
-        values.setdefault(r["key"], []).append(value_of(r, on))
-    if any(None in v for v in values.values()):
-        raise ValueError(f"{path}: {env_id} episodes do not all report {on!r}")
+        values.setdefault(r["key"], []).append(tuple(value_of(r, name) for name in on))
+    for i, name in enumerate(on):
+        if any(trial[i] is None for trials in values.values() for trial in trials):
+            raise ValueError(f"{path}: {env_id} episodes do not all report {name!r}")
     if max(len(v) for v in values.values()) < 2:
         raise ValueError(f"{path} has one trial a task: run the eval with --trials 2 or more")
     seeds = sorted(k for k, v in values.items() if len(set(v)) > 1)
     if not seeds:
-        raise ValueError(f"the trials of all {len(values)} tasks in {path} agree in {on}")
+        raise ValueError(f"the trials of all {len(values)} tasks in {path} agree in {' and '.join(on)}")
     return env_id, json.loads(kwargs), seeds, len(values)
 
 
@@ -171,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--screen", type=Path, nargs="+", metavar="EVAL_DIR",
                         help="pin the tasks of these `magic eval --split train --trials N` runs (one env and policy) "
                         "whose trials disagree")
-    parser.add_argument("--on", default="success", help="with --screen: the value the trials differ in (success, "
-                        "score or one of the env's metrics)")
+    parser.add_argument("--on", action="append", help="with --screen: the value the trials differ in (success, "
+                        "score or one of the env's metrics; repeated, tasks that differ in any; default success)")
     parser.add_argument("--kwargs", default="{}", help="JSON: the env's make kwargs")
     parser.add_argument("--count", type=int, default=512, help="rows (one task per seed)")
     parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed, first-seed + 1, ...")
@@ -180,8 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.screen:
-            env_id, kwargs, seeds, screened = disagreeing_seeds(args.screen, args.on)
-            print(f"{len(seeds)} of {screened} tasks of {' '.join(map(str, args.screen))} disagree in {args.on}")
+            on = args.on or ["success"]
+            env_id, kwargs, seeds, screened = disagreeing_seeds(args.screen, on)
+            print(f"{len(seeds)} of {screened} tasks of {' '.join(map(str, args.screen))} disagree in "
+                  f"{' or '.join(on)}")
             rows = pinned_rows(env_id, kwargs, seeds)
         else:
             rows = pinned_rows(args.env, json.loads(args.kwargs), range(args.first_seed, args.first_seed + args.count))

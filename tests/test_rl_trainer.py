@@ -119,6 +119,11 @@ def test_a_screen_pins_the_train_tasks_whose_trials_disagree(tmp_path):
     merged = [t.seed for t in load_static(out)]
     assert merged == disagreeing(lambda r: r["metrics"]["violations"])
     assert merged[:len(by_violations)] == by_violations and len(merged) > len(by_violations)  # the second one added
+    out = tmp_path / "either.jsonl"  # repeated, --on keeps the tasks that differ in any of the values
+    assert write_static(["--screen", str(tmp_path / "train"), str(tmp_path / "more"), "--on", "success", "--on",
+                         "feasible", "--out", str(out)]) == 0
+    by_either = sorted(set(disagreeing(lambda r: r["success"])) | set(disagreeing(lambda r: r["metrics"]["feasible"])))
+    assert [t.seed for t in load_static(out)] == by_either != disagreeing(lambda r: r["success"])
     out = subprocess.run([sys.executable, "-m", "magic_envs.cli", "eval", "--env", "magic/Meeting-v0", "--policy",
                           "random", "--episodes", "2", "--split", "train", "--trials", "2", "--out",
                           str(tmp_path / "meeting"), "--no-progress"], capture_output=True, text=True, timeout=600)
