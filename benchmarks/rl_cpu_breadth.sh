@@ -5,7 +5,8 @@
 # tasks of rl_cpu.toml after every 5 steps, and from step 20 also sampled at the training temperature (4 trials a
 # task, as the SFT checkpoint); then the same for one-call ToolPlan (12 new tasks a step, 5 steps). About 6 h 50 min
 # on a 2-core machine: a Calendar step of 128 episodes takes 2.0-3.6 min, a ToolPlan step of 96 episodes 3-6 min, a
-# greedy evaluation of 200 episodes under 3 min, a sampled one of 800 about 8 min; every stage resumes.
+# greedy evaluation of 200 episodes under 3 min, a sampled one of 800 about 8 min; every stage resumes. ToolPlan
+# from train tasks screened for samples that disagree: rl_cpu_screened.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 magic=.venv/bin/magic
@@ -64,13 +65,7 @@ for t in 0.4 0.7 1.0; do
         --policy "hf:runs/$sft/final" --policy-arg max_new_tokens=384 --policy-arg temperature=$t --concurrency 16 \
         --out "runs/eval-toolplan-spread-t$t" --no-progress
 done
-# The train tasks on which the checkpoint's samples disagree, whose groups carry a task advantage: 300 one-call
-# ToolPlan train tasks x 4 samples at the training temperature, the mixed ones pinned (about 19 min).
-$magic eval --env magic/ToolPlan-v0 --kwargs "$one_call" --split train --seed 1000 --episodes 300 --trials 4 \
-    --policy "hf:runs/$sft/final" --policy-arg max_new_tokens=384 --policy-arg temperature=0.7 --concurrency 16 \
-    --out runs/eval-toolplan-train-screen-t0.7 --no-progress
-$python -m magic_rl.tasks --screen runs/eval-toolplan-train-screen-t0.7 --on success \
-    --out runs/toolplan-mixed-t0.7.jsonl
+# The train tasks on which the checkpoint's samples disagree, and ToolPlan runs on them: rl_cpu_screened.sh.
 for algorithm in chi-po grpo; do
     for steps in 5 10 15 20 25 30 35 40; do
         eval=rl-broad16x-$algorithm-s$steps
