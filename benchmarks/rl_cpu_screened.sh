@@ -34,14 +34,16 @@ sampled=(--trials 4 --policy-arg temperature=0.7)
 toolplan_eval "t07x4-$sft" "runs/$sft/final" "${sampled[@]}"
 
 # 12 pool tasks x 8 episodes a step (the pool is drawn in turn, so 10 steps see 120 tasks), lr 2e-5, progress weight
-# 0.5, the breadth runs' other settings; extended 5 steps at a time, `final/` following the run.
-for algorithm in chi_po grpo; do
-    run=rl-toolplan-pool-${algorithm//_/-}
-    for steps in 5 10 15 20; do
+# 0.5, the breadth runs' other settings; extended 5 steps at a time, `final/` following the run. The two algorithms
+# take turns, so that wherever the script stops both have had the same budget.
+for steps in 5 10 15 20; do
+    for algorithm in chi_po grpo; do
+        run=rl-toolplan-pool-${algorithm//_/-}
         $magic rl --model runs/$sft/final --envs "" --tasks runs/toolplan-pool-t0.7.jsonl --algorithm $algorithm \
-            --band 0.2 --steps $steps --groups-per-family 12 --group-size 8 --turn-tokens 384 --response-tokens 1536 \
-            --temperature 0.7 --lr 2e-5 --warmup-steps 2 --updates 2 --loss-agg-mode seq-mean-token-mean \
-            --micro-batch-size 2 --progress-weight 0.5 --save-every 1 --out "runs/$run"
+            --band 0.2 --steps $steps --groups-per-family 12 --group-size 8 --turn-tokens 384 \
+            --response-tokens 1536 --temperature 0.7 --lr 2e-5 --warmup-steps 2 --updates 2 \
+            --loss-agg-mode seq-mean-token-mean --micro-batch-size 2 --progress-weight 0.5 --save-every 1 \
+            --out "runs/$run"
         [ "$(cat "runs/$run/final/step.txt")" = "$steps" ] || continue  # a run already past this point
         toolplan_eval "$run-s$steps" "runs/$run/final"
         [ $((steps % 10)) -eq 0 ] && toolplan_eval "t07x4-$run-s$steps" "runs/$run/final" "${sampled[@]}"
