@@ -114,12 +114,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="drill seeds are seed * 1,000,000 + 0, 1, 2, ...")
     parser.add_argument("--out", type=Path, help="folder for corpus.jsonl (train-split drills)")
     parser.add_argument("--score", metavar="MODEL", help="a checkpoint folder: print its exact-copy accuracy")
+    parser.add_argument("--at-least", type=float, metavar="FRACTION",
+                        help="with --score: exit 1 below this accuracy (a chain should not go on from a policy that "
+                             "has not learnt to copy; when it does is sensitive to the machine's arithmetic)")
     args = parser.parse_args(argv)
     if args.score:
         if not Path(args.score).is_dir():
             raise SystemExit(f"{parser.prog}: no checkpoint folder at {args.score}")
-        print(f"{args.score}: {score(args.score, args.samples, args.seed):.3f} of {args.samples} held-out drills "
-              "copied exactly")
+        accuracy = score(args.score, args.samples, args.seed)
+        print(f"{args.score}: {accuracy:.3f} of {args.samples} held-out drills copied exactly")
+        if args.at_least is not None and accuracy < args.at_least:
+            print(f"{parser.prog}: {args.score} copies {accuracy:.3f} of held-out drills, below --at-least "
+                  f"{args.at_least}: train it on more drills first", file=sys.stderr)
+            return 1
         return 0
     if args.out is None:
         parser.error("give --out (write drills) or --score (score a checkpoint)")

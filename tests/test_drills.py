@@ -44,6 +44,8 @@ def test_drills_are_a_corpus_whose_targets_are_the_answer(tmp_path):
     targets = tokenizer.decode([t for t in example["labels"] if t != IGNORE])
     assert samples[0]["messages"][2]["content"] in targets and "Give" not in targets
     assert score(str(TINY_MODEL), samples=4, seed=2) == 0.0  # random weights copy nothing
+    assert main(["--score", str(TINY_MODEL), "--samples", "4", "--seed", "2"]) == 0
+    assert main(["--score", str(TINY_MODEL), "--samples", "4", "--seed", "2", "--at-least", "0.5"]) == 1
 
 
 def test_the_cli_says_what_is_wrong(tmp_path):
